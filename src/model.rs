@@ -1,0 +1,1 @@
+//! The data model: Nomad's jobs, nodes, allocations, evaluations and deployments.

@@ -1,0 +1,1 @@
+//! The scheduler reconciler: Nomad's scheduler/reconciler package.

@@ -1,0 +1,316 @@
+//! Build helper (the cargo-xtask pattern): `cargo xtask dist | serve | test`.
+//!
+//! Everything it runs comes from crates.io, npm or Debian, pinned by
+//! `Cargo.lock` and `tests/e2e/package-lock.json`; nothing is downloaded
+//! from anywhere else.
+
+use anyhow::{Context, Result, bail};
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The gzipped wasm bundle may not grow past this (issue: at most 400 KB).
+const WASM_GZIP_BUDGET_BYTES: u64 = 400 * 1024;
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  dist                 build the web app into target/dist (release wasm, bindings, wasm-opt)
+  serve [--port N]     dist, then serve it on http://127.0.0.1:N (default 8080)
+  test                 fmt, clippy, native tests, wasm32 core check, dependency check,
+                       dist, bundle-size check and the browser tests
+  e2e                  dist, then only the browser tests";
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = project_root();
+    std::env::set_current_dir(&root)?;
+    match args.first().map(String::as_str) {
+        Some("dist") => dist(&root).map(|_| ()),
+        Some("serve") => {
+            let port = parse_port(&args[1..])?;
+            let dist_dir = dist(&root)?;
+            serve_blocking(&dist_dir, port)
+        }
+        Some("test") => test(&root),
+        Some("e2e") => {
+            let dist_dir = dist(&root)?;
+            e2e(&root, &dist_dir)
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            bail!("unknown or missing command")
+        }
+    }
+}
+
+fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one level below the root")
+        .to_path_buf()
+}
+
+fn parse_port(args: &[String]) -> Result<u16> {
+    match args {
+        [] => Ok(8080),
+        [flag, value] if flag == "--port" => value
+            .parse()
+            .with_context(|| format!("--port takes a number from 0 to 65535, not {value:?}")),
+        _ => bail!("serve takes only --port N"),
+    }
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+fn run(cmd: &mut Command) -> Result<()> {
+    eprintln!("$ {cmd:?}");
+    let status = cmd.status().with_context(|| format!("could not start {cmd:?}"))?;
+    if !status.success() {
+        bail!("{cmd:?} failed with {status}");
+    }
+    Ok(())
+}
+
+fn ensure_wasm_target() -> Result<()> {
+    let out = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output();
+    match out {
+        Ok(out) if String::from_utf8_lossy(&out.stdout).contains("wasm32-unknown-unknown") => Ok(()),
+        Ok(_) => run(Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"])),
+        // Without rustup, trust that the toolchain has the target; cargo says so if not.
+        Err(_) => Ok(()),
+    }
+}
+
+fn ensure_npm(root: &Path) -> Result<()> {
+    let e2e = root.join("tests/e2e");
+    if !e2e.join("node_modules/.package-lock.json").exists() {
+        run(Command::new("npm").arg("ci").arg("--no-audit").arg("--no-fund").current_dir(&e2e))
+            .context("npm ci in tests/e2e (Node.js and npm are needed for wasm-opt and the browser tests)")?;
+    }
+    Ok(())
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+fn ensure_chromium() -> Result<()> {
+    if Path::new("/usr/bin/chromium").exists() {
+        return Ok(());
+    }
+    if !is_root() {
+        bail!(
+            "the browser tests need Debian's Chromium at /usr/bin/chromium: \
+             run `sudo apt-get install chromium` and try again"
+        );
+    }
+    run(Command::new("apt-get").args(["update", "-q"]))?;
+    run(Command::new("apt-get")
+        .args(["install", "-y", "-q", "chromium"])
+        .env("DEBIAN_FRONTEND", "noninteractive"))
+}
+
+/// Builds the app into `target/dist` and returns that folder.
+fn dist(root: &Path) -> Result<PathBuf> {
+    ensure_wasm_target()?;
+    ensure_npm(root)?;
+    run(cargo().args([
+        "build",
+        "--release",
+        "--target",
+        "wasm32-unknown-unknown",
+        "-p",
+        "www",
+        "--bin",
+        "www",
+    ]))?;
+    let input = root.join("target/wasm32-unknown-unknown/release/www.wasm");
+    let dist_dir = root.join("target/dist");
+    if dist_dir.exists() {
+        std::fs::remove_dir_all(&dist_dir)?;
+    }
+    std::fs::create_dir_all(&dist_dir)?;
+    wasm_bindgen_cli_support::Bindgen::new()
+        .input_path(&input)
+        .web(true)?
+        .typescript(false)
+        .omit_default_module_path(false)
+        .out_name("www")
+        .generate(&dist_dir)
+        .context("wasm-bindgen")?;
+    let wasm = dist_dir.join("www_bg.wasm");
+    wasm_opt(root, &wasm);
+    copy_dir(&root.join("static"), &dist_dir)?;
+    let (raw, gzipped) = wasm_sizes(&wasm)?;
+    println!(
+        "dist: {} ({raw} bytes, {gzipped} bytes gzipped)",
+        wasm.display()
+    );
+    Ok(dist_dir)
+}
+
+/// Runs binaryen's wasm-opt from npm (Debian's is too old to read today's
+/// wasm-bindgen output). A missing or failing wasm-opt only warns.
+fn wasm_opt(root: &Path, wasm: &Path) {
+    if std::env::var("WASM_OPT").as_deref() == Ok("0") {
+        return;
+    }
+    let local = root.join("tests/e2e/node_modules/.bin/wasm-opt");
+    let tool = if local.exists() { local } else { PathBuf::from("wasm-opt") };
+    let out = wasm.with_extension("opt.wasm");
+    let status = Command::new(&tool)
+        .arg("-Oz")
+        .arg(wasm)
+        .arg("-o")
+        .arg(&out)
+        .status();
+    match status {
+        Ok(status) if status.success() => {
+            if let Err(err) = std::fs::rename(&out, wasm) {
+                eprintln!("warning: could not replace {} with wasm-opt output: {err}", wasm.display());
+            }
+        }
+        Ok(status) => eprintln!("warning: wasm-opt failed ({status}); keeping the unoptimised wasm"),
+        Err(err) => eprintln!("warning: wasm-opt not found ({err}); keeping the unoptimised wasm"),
+    }
+}
+
+fn wasm_sizes(wasm: &Path) -> Result<(u64, u64)> {
+    let bytes = std::fs::read(wasm)?;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(&bytes)?;
+    let gzipped = encoder.finish()?.len() as u64;
+    Ok((bytes.len() as u64, gzipped))
+}
+
+fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            std::fs::create_dir_all(&target)?;
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+fn router(dist_dir: &Path) -> axum::Router {
+    use tower_http::services::{ServeDir, ServeFile};
+    axum::Router::new().fallback_service(
+        ServeDir::new(dist_dir).fallback(ServeFile::new(dist_dir.join("index.html"))),
+    )
+}
+
+fn serve_blocking(dist_dir: &Path, port: u16) -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)))
+            .await
+            .with_context(|| format!("could not listen on 127.0.0.1:{port}"))?;
+        println!("serving the playground on http://{}/", listener.local_addr()?);
+        axum::serve(listener, router(dist_dir)).await?;
+        Ok(())
+    })
+}
+
+/// Serves `dist_dir` on an ephemeral loopback port in a background thread
+/// and returns the base URL.
+fn serve_background(dist_dir: &Path) -> Result<String> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let dist_dir = dist_dir.to_path_buf();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+                .await
+                .expect("bind 127.0.0.1:0");
+            sender
+                .send(listener.local_addr().expect("local addr"))
+                .expect("send addr");
+            axum::serve(listener, router(&dist_dir)).await.expect("serve");
+        });
+    });
+    let addr = receiver.recv()?;
+    Ok(format!("http://{addr}"))
+}
+
+fn e2e(root: &Path, dist_dir: &Path) -> Result<()> {
+    ensure_chromium()?;
+    ensure_npm(root)?;
+    let base_url = serve_background(dist_dir)?;
+    run(Command::new("node")
+        .args(["--test", "--test-reporter=spec"])
+        .current_dir(root.join("tests/e2e"))
+        .env("BASE_URL", &base_url))
+}
+
+/// The core must never depend on the web stack (rust-analyzer's trick: ask
+/// `cargo tree` for the dependency tree and look for what must be absent).
+fn check_core_dependencies() -> Result<()> {
+    let out = cargo()
+        .args([
+            "tree",
+            "-p",
+            "nomad-playground",
+            "--edges",
+            "normal,build",
+            "--target",
+            "all",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ])
+        .output()?;
+    if !out.status.success() {
+        bail!("cargo tree failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let tree = String::from_utf8_lossy(&out.stdout);
+    let forbidden = ["yew", "web-sys", "wasm-bindgen", "js-sys", "gloo"];
+    let found: Vec<&str> = tree
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| forbidden.contains(name))
+        .collect();
+    if !found.is_empty() {
+        bail!("the core package depends on the web stack: {found:?}");
+    }
+    println!("core dependency check: no {forbidden:?} in nomad-playground's tree");
+    Ok(())
+}
+
+fn test(root: &Path) -> Result<()> {
+    ensure_wasm_target()?;
+    run(cargo().args(["fmt", "--all", "--check"]))?;
+    run(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    run(cargo().args(["test", "--workspace"]))?;
+    run(cargo().args([
+        "check",
+        "-p",
+        "nomad-playground",
+        "--lib",
+        "--target",
+        "wasm32-unknown-unknown",
+    ]))?;
+    check_core_dependencies()?;
+    let dist_dir = dist(root)?;
+    let (raw, gzipped) = wasm_sizes(&dist_dir.join("www_bg.wasm"))?;
+    if gzipped > WASM_GZIP_BUDGET_BYTES {
+        bail!("bundle size check: www_bg.wasm is {gzipped} bytes gzipped ({raw} raw), over the budget of {WASM_GZIP_BUDGET_BYTES}");
+    }
+    println!("bundle size check: {gzipped} bytes gzipped <= {WASM_GZIP_BUDGET_BYTES}");
+    e2e(root, &dist_dir)
+}
