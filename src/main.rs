@@ -1,6 +1,25 @@
 //! The `nomad-playground` command line.
+//!
+//! ```text
+//! nomad-playground version
+//! nomad-playground reconcile [--check | --explain] FIXTURE.json
+//! ```
+//!
+//! `reconcile` runs one conformance fixture (`shared/conformance/FORMAT.md`)
+//! and prints the result JSON; `--check` compares it with the fixture's
+//! `expect` (exit 0 pass, 1 differ, 2 bad input); `--explain` prints why
+//! each allocation went where it went.
 
+use nomad_playground::fixture::{Fixture, FixtureInput, parse_fixture};
+use nomad_playground::reconciler::reasons::AllocDecision;
+use nomad_playground::reconciler::rules::ReconcilerRules;
 use std::process::ExitCode;
+
+const USAGE: &str = "usage: nomad-playground <command> [args]
+
+commands:
+  version                                   print the version
+  reconcile [--check | --explain] FIXTURE   run a reconciler fixture";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -9,9 +28,149 @@ fn main() -> ExitCode {
             println!("nomad-playground {}", nomad_playground::VERSION);
             ExitCode::SUCCESS
         }
+        Some("reconcile") => reconcile(&args[1..]),
+        Some("run") => ExitCode::from(nomad_playground::scenario::cli::run(
+            &args[1..],
+            &|path| std::fs::read_to_string(path).map_err(|e| e.to_string()),
+            &mut std::io::stdout(),
+            &mut std::io::stderr(),
+        )),
         _ => {
-            eprintln!("usage: nomad-playground <command> [args]\n\ncommands:\n  version");
+            eprintln!("{USAGE}");
             ExitCode::from(2)
         }
     }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Print,
+    Check,
+    Explain,
+}
+
+fn reconcile(args: &[String]) -> ExitCode {
+    let mut mode = Mode::Print;
+    let mut file: Option<&str> = None;
+    for arg in args {
+        match arg.as_str() {
+            "--check" if mode == Mode::Print => mode = Mode::Check,
+            "--explain" if mode == Mode::Print => mode = Mode::Explain,
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return ExitCode::SUCCESS;
+            }
+            flag if flag.starts_with("--") => {
+                eprintln!("nomad-playground reconcile: unknown or repeated flag {flag}\n\n{USAGE}");
+                return ExitCode::from(2);
+            }
+            path if file.is_none() => file = Some(path),
+            extra => {
+                eprintln!("nomad-playground reconcile: unexpected argument {extra}\n\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let Some(file) = file else {
+        eprintln!("nomad-playground reconcile: missing FIXTURE\n\n{USAGE}");
+        return ExitCode::from(2);
+    };
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("nomad-playground: {file}: cannot read: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let fixture = match parse_fixture(file, &text) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("nomad-playground: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match mode {
+        Mode::Print => {
+            let result = fixture.run();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&result).unwrap_or_default()
+            );
+            ExitCode::SUCCESS
+        }
+        Mode::Check => {
+            let result = fixture.run();
+            let diffs = fixture.compare(&result);
+            if diffs.is_empty() {
+                println!("{}: pass", fixture.name);
+                ExitCode::SUCCESS
+            } else {
+                for d in &diffs {
+                    println!("{}: {d}", fixture.name);
+                }
+                ExitCode::from(1)
+            }
+        }
+        Mode::Explain => {
+            print!("{}", explain(&fixture));
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// The reasons table of a fixture run.
+fn explain(fixture: &Fixture) -> String {
+    match &fixture.input {
+        FixtureInput::Cluster(input) => {
+            let result = input.run(ReconcilerRules::default());
+            explain_table(&result.decisions)
+        }
+        FixtureInput::Node(_) => {
+            let result = fixture.run();
+            format!(
+                "kind node: no per-alloc reasons table yet; result:\n{}\n",
+                serde_json::to_string_pretty(&result).unwrap_or_default()
+            )
+        }
+    }
+}
+
+fn explain_table(decisions: &[AllocDecision]) -> String {
+    let header = ["ALLOC", "NAME", "NODE", "CLIENT", "SET", "RULE", "DECISION"];
+    let rows: Vec<[String; 7]> = decisions
+        .iter()
+        .map(|d| {
+            [
+                d.alloc_id.clone(),
+                d.name.clone(),
+                d.node_id.clone(),
+                d.client_status.clone(),
+                d.set.as_str().to_string(),
+                d.rule.describe().to_string(),
+                d.decision.describe(),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String]| -> String {
+        let mut s = String::new();
+        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            if i + 1 == cells.len() {
+                s.push_str(cell);
+            } else {
+                s.push_str(&format!("{cell:<w$}  "));
+            }
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    let mut out = line(&header.map(str::to_string));
+    for row in &rows {
+        out.push_str(&line(row));
+    }
+    out
 }

@@ -1,42 +1,141 @@
 //! View models: plain data the UI renders. The UI makes no decision of its
-//! own; everything it shows is computed here.
+//! own; everything it shows (statuses, sets, reasons, the sequence diagram's
+//! arrows) is computed here from the core's state.
 
 use serde::{Deserialize, Serialize};
 
-/// One allocation as a chip in the cluster view.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One allocation as a block in the cluster view and a row in inspectors.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct AllocView {
     /// Allocation ID.
     pub id: String,
+    /// The first 8 characters of the ID, as Nomad shows it.
+    pub short_id: String,
     /// Allocation name, `<job>.<group>[<index>]`.
     pub name: String,
     /// Name index, the number in brackets.
     pub name_index: u32,
+    /// Node the allocation is on.
+    pub node_id: String,
     /// Client status (`pending`, `running`, `complete`, `failed`, `lost`, `unknown`).
     pub client_status: String,
     /// Desired status (`run`, `stop`, `evict`).
     pub desired_status: String,
     /// Job version the allocation runs.
     pub job_version: u64,
+    /// The server-written AllocStates, oldest first, as `(value, time label)`.
+    pub alloc_states: Vec<(String, String)>,
+    /// Previous allocation in the replacement chain, if any.
+    pub previous: Option<String>,
+    /// Next allocation in the replacement chain, if any.
+    pub next: Option<String>,
+    /// Follow-up evaluation that will revisit the allocation, if any.
+    pub followup_eval: Option<String>,
+    /// Task states as `(task, state, restarts)`.
+    pub tasks: Vec<(String, String, u64)>,
 }
 
 /// One client node in the cluster view.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct NodeView {
     /// Node ID.
     pub id: String,
     /// Node name shown to the user.
     pub name: String,
-    /// Node status (`ready`, `down`, `disconnected`, `initializing`).
+    /// Node status as the servers see it (`ready`, `down`, `disconnected`, `initializing`).
     pub status: String,
-    /// Whether the client's link to the servers is up.
+    /// Whether the client's link to the servers is up (the user's fault, not the servers' verdict).
     pub link_up: bool,
+    /// Milliseconds left before the servers' heartbeat timer for this node fires, if armed.
+    pub ttl_left_ms: Option<u64>,
+    /// Whether the node is eligible for scheduling.
+    pub eligible: bool,
+    /// Whether the node is draining.
+    pub draining: bool,
     /// Allocations on the node, in ID order.
     pub allocs: Vec<AllocView>,
 }
 
+/// An evaluation in the broker's queue or history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct EvalView {
+    /// Evaluation ID.
+    pub id: String,
+    /// The first 8 characters of the ID.
+    pub short_id: String,
+    /// Job the evaluation is for.
+    pub job_id: String,
+    /// Node that triggered it, for node-update evals.
+    pub node_id: Option<String>,
+    /// Trigger (`node-update`, `reconnect`, `max-disconnect-timeout`, ...).
+    pub triggered_by: String,
+    /// Status (`pending`, `blocked`, `complete`, `failed`, `canceled`).
+    pub status: String,
+    /// Priority.
+    pub priority: u32,
+    /// Delayed evaluations: when they become ready, as a time label.
+    pub wait_until: Option<String>,
+    /// Per task group counters of the reconciler's decisions, as `(group, [(counter, value)])`.
+    pub desired_tg_updates: Vec<(String, Vec<(String, u64)>)>,
+    /// Why each allocation went where it did, when the evaluation has been processed.
+    pub decisions: Vec<DecisionView>,
+}
+
+/// One allocation's line in the eval inspector.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct DecisionView {
+    /// Allocation ID.
+    pub alloc_id: String,
+    /// Allocation name.
+    pub alloc_name: String,
+    /// Node the allocation is on.
+    pub node_id: String,
+    /// The set the reconciler put it in (`untainted`, `lost`, `disconnecting`, ...).
+    pub set: String,
+    /// Why: the classification rule, in a sentence.
+    pub why: String,
+    /// What was decided (`place`, `stop`, `mark unknown`, `reconnect`, `none`, ...).
+    pub effect: String,
+}
+
+/// A client-to-server call, as a chip in the call dock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct CallView {
+    /// Stable ID (`hb#3`).
+    pub id: String,
+    /// The call number the script's call actions refer to.
+    pub call: String,
+    /// The client that sends it.
+    pub node_id: String,
+    /// Short code: `REG`, `HB`, `UPD`, `GET`.
+    pub code: String,
+    /// Full RPC name, e.g. `Node.UpdateStatus`.
+    pub rpc: String,
+    /// What the call carries, in a few words.
+    pub detail: String,
+    /// `scheduled`, `in-flight`, `held`, `delivered`, `dropped`.
+    pub fate: String,
+}
+
+/// One line of the sequence diagram: an arrow between lanes or a note on one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct SeqEventView {
+    /// The step that produced it (clicking the arrow jumps there).
+    pub step: usize,
+    /// Time label of the event.
+    pub time: String,
+    /// Lane it starts on (a node ID, `leader` or `broker`).
+    pub from: String,
+    /// Lane it ends on (equal to `from` for a note).
+    pub to: String,
+    /// Label drawn on the arrow.
+    pub label: String,
+    /// `call`, `reply-ok`, `reply-err`, `status`, `eval`, `note`.
+    pub kind: String,
+}
+
 /// The whole cluster as the UI draws it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct ClusterView {
     /// Client nodes, in ID order.
     pub nodes: Vec<NodeView>,
@@ -53,15 +152,53 @@ pub fn demo_cluster() -> ClusterView {
             name: (*name).to_string(),
             status: "ready".to_string(),
             link_up: true,
+            ttl_left_ms: None,
+            eligible: true,
+            draining: false,
             allocs: vec![AllocView {
                 id: format!("alloc-{index}"),
+                short_id: format!("alloc-{index}"),
                 name: format!("web.web[{index}]"),
                 name_index: index as u32,
+                node_id: format!("node-{index}"),
                 client_status: "running".to_string(),
                 desired_status: "run".to_string(),
-                job_version: 0,
+                ..AllocView::default()
             }],
         })
         .collect();
     ClusterView { nodes }
+}
+
+/// Everything the main screen shows at the current step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct PlaygroundView {
+    /// Scenario name.
+    pub scenario: String,
+    /// Profile (Nomad version) the run uses.
+    pub profile: String,
+    /// Profiles the user can switch to.
+    pub profiles: Vec<String>,
+    /// Current simulated time, as a label (`t=42.000s`).
+    pub time: String,
+    /// Index of the current step (0 = before the first action).
+    pub step: usize,
+    /// Number of steps in the script.
+    pub steps_total: usize,
+    /// Whether the simulation has work left.
+    pub can_step: bool,
+    /// Client nodes, in ID order.
+    pub nodes: Vec<NodeView>,
+    /// Evaluations, oldest first.
+    pub evals: Vec<EvalView>,
+    /// Calls per client, in send order.
+    pub calls: Vec<CallView>,
+    /// The sequence diagram up to the current step.
+    pub sequence: Vec<SeqEventView>,
+    /// The trace, one fixed-column line per event, up to the current step.
+    pub trace: Vec<String>,
+    /// Assertion and invariant failures so far.
+    pub violations: Vec<String>,
+    /// Narration: the scenario's description, then its notes up to the current step.
+    pub notes: Vec<String>,
 }

@@ -3,25 +3,169 @@
 //! decision of its own.
 
 mod components;
+pub mod state;
 
+use components::calls::CallDock;
 use components::cluster::ClusterPanel;
+use components::evals::EvalQueue;
+use components::inspector::Inspector;
+use components::lessons::{LessonCard, LessonList};
+use components::scrubber::Scrubber;
+use components::sequence::SequenceDiagram;
+use components::topbar::TopBar;
+use components::tracelog::TraceLog;
+use nomad_playground::playground::Command;
+use state::{Action, AppState, Screen};
 use yew::prelude::*;
+
+/// Maps a key press outside text fields to an action (the keyboard model of
+/// the UI brief: Space play/pause, → step, Shift+→ step eval, ← back, Home
+/// reset, `.` and `,` step forward and back).
+pub fn key_action(key: &str, shift: bool) -> Option<Action> {
+    match (key, shift) {
+        (" ", _) => Some(Action::TogglePlay),
+        ("ArrowRight", false) | (".", _) => Some(Action::Core(Command::Step)),
+        ("ArrowRight", true) => Some(Action::Core(Command::StepEval)),
+        ("ArrowLeft", _) | (",", _) => Some(Action::Core(Command::Back)),
+        ("Home", _) => Some(Action::Core(Command::Reset)),
+        ("End", _) => Some(Action::Core(Command::RunToEnd)),
+        ("Escape", _) => Some(Action::Pause),
+        _ => None,
+    }
+}
 
 /// The root component.
 #[component]
 pub fn App() -> Html {
-    let cluster = use_memo((), |_| nomad_playground::view::demo_cluster());
+    let state = use_reducer(|| AppState {
+        speed_ms: 500,
+        ..AppState::default()
+    });
+    let dark = use_state(|| None::<bool>);
+
+    #[cfg(target_arch = "wasm32")]
+    {
+        browser::use_keyboard(state.clone());
+        browser::use_autoplay(state.clone());
+        browser::use_theme(*dark);
+    }
+
+    let on_theme = {
+        let dark = dark.clone();
+        Callback::from(move |()| dark.set(Some(!dark.unwrap_or(false))))
+    };
+    let on_home = {
+        let state = state.clone();
+        Callback::from(move |()| state.dispatch(Action::ShowLessons))
+    };
+    let message = state.message.as_ref().map(|message| {
+        html! {
+            <div class="message" role="alert" data-testid="message">{ message }</div>
+        }
+    });
+    let body = match state.screen {
+        Screen::Lessons => {
+            html! { <main class="lessons-page"><LessonList state={state.clone()} /></main> }
+        }
+        Screen::Playground => html! {
+            <main class="main">
+                <div class="column-left"><ClusterPanel state={state.clone()} /></div>
+                <div class="column-center">
+                    <SequenceDiagram state={state.clone()} />
+                    <CallDock state={state.clone()} />
+                    <TraceLog state={state.clone()} />
+                </div>
+                <div class="column-right">
+                    <LessonCard state={state.clone()} />
+                    <EvalQueue state={state.clone()} />
+                    <Inspector state={state.clone()} />
+                </div>
+            </main>
+        },
+    };
     html! {
         <div class="app">
-            <header class="topbar" data-testid="topbar">
-                <span class="brand">{ "nomad-playground" }</span>
-                <span class="core-version" data-testid="core-version">
-                    { format!("core v{}", nomad_playground::VERSION) }
-                </span>
-            </header>
-            <main class="main">
-                <ClusterPanel cluster={(*cluster).clone()} />
-            </main>
+            <TopBar state={state.clone()} {on_theme} {on_home} />
+            { for message }
+            { body }
+            { if state.screen == Screen::Playground { html! { <Scrubber state={state.clone()} /> } } else { html! {} } }
         </div>
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+mod browser {
+    //! Browser-only hooks: the global keyboard, the auto-play timer and the theme.
+
+    use super::key_action;
+    use crate::state::{Action, AppState};
+    use nomad_playground::playground::Command;
+    use wasm_bindgen::JsCast;
+    use yew::prelude::*;
+
+    #[hook]
+    pub fn use_keyboard(state: UseReducerHandle<AppState>) {
+        use_effect_with((), move |_| {
+            let listener = gloo::events::EventListener::new(
+                &gloo::utils::document(),
+                "keydown",
+                move |event| {
+                    let Some(event) = event.dyn_ref::<web_sys::KeyboardEvent>() else {
+                        return;
+                    };
+                    if event.ctrl_key() || event.meta_key() || event.alt_key() {
+                        return;
+                    }
+                    // Keys belong to the focused widget when it is a form control or a button.
+                    if let Some(target) = event
+                        .target()
+                        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+                    {
+                        let tag = target.tag_name().to_ascii_lowercase();
+                        if matches!(tag.as_str(), "input" | "textarea" | "select" | "button") {
+                            return;
+                        }
+                    }
+                    if let Some(action) = key_action(&event.key(), event.shift_key()) {
+                        event.prevent_default();
+                        state.dispatch(action);
+                    }
+                },
+            );
+            move || drop(listener)
+        });
+    }
+
+    #[hook]
+    pub fn use_autoplay(state: UseReducerHandle<AppState>) {
+        let playing = state.playing;
+        let speed_ms = state.speed_ms;
+        use_effect_with((playing, speed_ms), move |(playing, speed_ms)| {
+            let interval = playing.then(|| {
+                gloo::timers::callback::Interval::new(*speed_ms, move || {
+                    state.dispatch(Action::Core(Command::Step));
+                })
+            });
+            move || drop(interval)
+        });
+    }
+
+    #[hook]
+    pub fn use_theme(dark: Option<bool>) {
+        use_effect_with(dark, move |dark| {
+            if let Some(root) = gloo::utils::document().document_element() {
+                match dark {
+                    Some(true) => {
+                        let _ = root.set_attribute("data-theme", "dark");
+                    }
+                    Some(false) => {
+                        let _ = root.set_attribute("data-theme", "light");
+                    }
+                    None => {
+                        let _ = root.remove_attribute("data-theme");
+                    }
+                }
+            }
+        });
     }
 }

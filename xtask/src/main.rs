@@ -22,7 +22,17 @@ commands:
                        dist, bundle-size check and the browser tests
   e2e                  dist, then only the browser tests";
 
-fn main() -> Result<()> {
+fn main() -> std::process::ExitCode {
+    match real_main() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("xtask: error: {err:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn real_main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let root = project_root();
     std::env::set_current_dir(&root)?;
@@ -68,7 +78,9 @@ fn cargo() -> Command {
 
 fn run(cmd: &mut Command) -> Result<()> {
     eprintln!("$ {cmd:?}");
-    let status = cmd.status().with_context(|| format!("could not start {cmd:?}"))?;
+    let status = cmd
+        .status()
+        .with_context(|| format!("could not start {cmd:?}"))?;
     if !status.success() {
         bail!("{cmd:?} failed with {status}");
     }
@@ -80,7 +92,9 @@ fn ensure_wasm_target() -> Result<()> {
         .args(["target", "list", "--installed"])
         .output();
     match out {
-        Ok(out) if String::from_utf8_lossy(&out.stdout).contains("wasm32-unknown-unknown") => Ok(()),
+        Ok(out) if String::from_utf8_lossy(&out.stdout).contains("wasm32-unknown-unknown") => {
+            Ok(())
+        }
         Ok(_) => run(Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"])),
         // Without rustup, trust that the toolchain has the target; cargo says so if not.
         Err(_) => Ok(()),
@@ -90,8 +104,14 @@ fn ensure_wasm_target() -> Result<()> {
 fn ensure_npm(root: &Path) -> Result<()> {
     let e2e = root.join("tests/e2e");
     if !e2e.join("node_modules/.package-lock.json").exists() {
-        run(Command::new("npm").arg("ci").arg("--no-audit").arg("--no-fund").current_dir(&e2e))
-            .context("npm ci in tests/e2e (Node.js and npm are needed for wasm-opt and the browser tests)")?;
+        run(Command::new("npm")
+            .arg("ci")
+            .arg("--no-audit")
+            .arg("--no-fund")
+            .current_dir(&e2e))
+        .context(
+            "npm ci in tests/e2e (Node.js and npm are needed for wasm-opt and the browser tests)",
+        )?;
     }
     Ok(())
 }
@@ -166,7 +186,11 @@ fn wasm_opt(root: &Path, wasm: &Path) {
         return;
     }
     let local = root.join("tests/e2e/node_modules/.bin/wasm-opt");
-    let tool = if local.exists() { local } else { PathBuf::from("wasm-opt") };
+    let tool = if local.exists() {
+        local
+    } else {
+        PathBuf::from("wasm-opt")
+    };
     let out = wasm.with_extension("opt.wasm");
     let status = Command::new(&tool)
         .arg("-Oz")
@@ -177,10 +201,15 @@ fn wasm_opt(root: &Path, wasm: &Path) {
     match status {
         Ok(status) if status.success() => {
             if let Err(err) = std::fs::rename(&out, wasm) {
-                eprintln!("warning: could not replace {} with wasm-opt output: {err}", wasm.display());
+                eprintln!(
+                    "warning: could not replace {} with wasm-opt output: {err}",
+                    wasm.display()
+                );
             }
         }
-        Ok(status) => eprintln!("warning: wasm-opt failed ({status}); keeping the unoptimised wasm"),
+        Ok(status) => {
+            eprintln!("warning: wasm-opt failed ({status}); keeping the unoptimised wasm")
+        }
         Err(err) => eprintln!("warning: wasm-opt not found ({err}); keeping the unoptimised wasm"),
     }
 }
@@ -220,7 +249,10 @@ fn serve_blocking(dist_dir: &Path, port: u16) -> Result<()> {
         let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)))
             .await
             .with_context(|| format!("could not listen on 127.0.0.1:{port}"))?;
-        println!("serving the playground on http://{}/", listener.local_addr()?);
+        println!(
+            "serving the playground on http://{}/",
+            listener.local_addr()?
+        );
         axum::serve(listener, router(dist_dir)).await?;
         Ok(())
     })
@@ -240,7 +272,9 @@ fn serve_background(dist_dir: &Path) -> Result<String> {
             sender
                 .send(listener.local_addr().expect("local addr"))
                 .expect("send addr");
-            axum::serve(listener, router(&dist_dir)).await.expect("serve");
+            axum::serve(listener, router(&dist_dir))
+                .await
+                .expect("serve");
         });
     });
     let addr = receiver.recv()?;
@@ -276,7 +310,10 @@ fn check_core_dependencies() -> Result<()> {
         ])
         .output()?;
     if !out.status.success() {
-        bail!("cargo tree failed: {}", String::from_utf8_lossy(&out.stderr));
+        bail!(
+            "cargo tree failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let tree = String::from_utf8_lossy(&out.stdout);
     let forbidden = ["yew", "web-sys", "wasm-bindgen", "js-sys", "gloo"];
@@ -295,7 +332,14 @@ fn check_core_dependencies() -> Result<()> {
 fn test(root: &Path) -> Result<()> {
     ensure_wasm_target()?;
     run(cargo().args(["fmt", "--all", "--check"]))?;
-    run(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    run(cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
     run(cargo().args(["test", "--workspace"]))?;
     run(cargo().args([
         "check",
@@ -309,7 +353,9 @@ fn test(root: &Path) -> Result<()> {
     let dist_dir = dist(root)?;
     let (raw, gzipped) = wasm_sizes(&dist_dir.join("www_bg.wasm"))?;
     if gzipped > WASM_GZIP_BUDGET_BYTES {
-        bail!("bundle size check: www_bg.wasm is {gzipped} bytes gzipped ({raw} raw), over the budget of {WASM_GZIP_BUDGET_BYTES}");
+        bail!(
+            "bundle size check: www_bg.wasm is {gzipped} bytes gzipped ({raw} raw), over the budget of {WASM_GZIP_BUDGET_BYTES}"
+        );
     }
     println!("bundle size check: {gzipped} bytes gzipped <= {WASM_GZIP_BUDGET_BYTES}");
     e2e(root, &dist_dir)

@@ -1,0 +1,162 @@
+//! Benchmark of the simulator at cluster size: 500 nodes, 5,000 allocs
+//! (50 service jobs of 100), a 10-minute partition of 20% of the nodes and
+//! their return. Also prints the memory held by a session's history of
+//! 1,000 steps at that size (growth of the resident set, Linux only).
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use nomad_playground::scenario::duration::Dur;
+use nomad_playground::scenario::format::{
+    Action, DisconnectSpec, GroupSpec, JobSpec, NodeSpec, Scenario, Settings,
+};
+use nomad_playground::sim::history::Session;
+
+/// Resident memory of this process in bytes (Linux), 0 elsewhere.
+fn rss_bytes() -> i64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<i64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+const NODES: usize = 500;
+const JOBS: usize = 50;
+const COUNT: u32 = 100;
+const PARTITIONED: usize = NODES / 5;
+
+fn node_id(i: usize) -> String {
+    format!("node-{i:03}")
+}
+
+fn cluster(script: Vec<Action>, checkpoint_every: usize) -> Scenario {
+    Scenario {
+        version: 1,
+        name: "bench".to_string(),
+        description: None,
+        source: None,
+        profile: Some("latest".to_string()),
+        profiles: None,
+        seed: Some(42),
+        settings: Some(Settings {
+            checkpoint_every: Some(checkpoint_every),
+            ..Settings::default()
+        }),
+        server: None,
+        nodes: (0..NODES)
+            .map(|i| NodeSpec {
+                id: node_id(i),
+                name: None,
+                datacenter: None,
+                node_pool: None,
+                class: None,
+                cpu: Some(8000),
+                memory_mb: Some(16384),
+                registered: None,
+                agent: None,
+            })
+            .collect(),
+        jobs: (0..JOBS)
+            .map(|j| JobSpec {
+                id: format!("job-{j:02}"),
+                job_type: None,
+                priority: None,
+                datacenters: None,
+                node_pool: None,
+                groups: vec![GroupSpec {
+                    name: "app".to_string(),
+                    count: Some(COUNT),
+                    cpu: Some(100),
+                    memory_mb: Some(128),
+                    nodes: None,
+                    max_client_disconnect: None,
+                    stop_after_client_disconnect: None,
+                    prevent_reschedule_on_lost: None,
+                    disconnect: Some(DisconnectSpec {
+                        lost_after: Some(Dur::mins(15)),
+                        ..DisconnectSpec::default()
+                    }),
+                    reschedule: None,
+                    update: None,
+                    ephemeral_disk: None,
+                    tasks: None,
+                }],
+            })
+            .collect(),
+        script,
+    }
+}
+
+/// Start, cut 20% of the links for ten minutes, heal, settle.
+fn partition_script() -> Vec<Action> {
+    let mut script = vec![Action::Advance { by: Dur::secs(30) }];
+    script.extend((0..PARTITIONED).map(|i| Action::LinkDown { node: node_id(i) }));
+    script.push(Action::Advance { by: Dur::mins(10) });
+    script.extend((0..PARTITIONED).map(|i| Action::LinkUp { node: node_id(i) }));
+    script.push(Action::Advance { by: Dur::mins(3) });
+    script
+}
+
+/// The same story spread over 1,000 steps.
+fn thousand_steps() -> Vec<Action> {
+    let mut script = vec![Action::Advance { by: Dur::secs(30) }];
+    script.extend((0..PARTITIONED).map(|i| Action::LinkDown { node: node_id(i) }));
+    let filler = 1000 - script.len() - PARTITIONED - 100;
+    script.extend((0..filler).map(|_| Action::Advance {
+        by: Dur::ms(600_000 / filler as u64),
+    }));
+    script.extend((0..PARTITIONED).map(|i| Action::LinkUp { node: node_id(i) }));
+    script.extend((0..100).map(|_| Action::Advance { by: Dur::secs(2) }));
+    script
+}
+
+fn report_once() {
+    let scenario = cluster(partition_script(), 50);
+    // The bench measures wall time; the core never does.
+    #[allow(clippy::disallowed_methods)]
+    let started = std::time::Instant::now();
+    let mut session = Session::new(scenario, None).expect("session");
+    session.run_to_end();
+    let elapsed = started.elapsed();
+    let sim = session.sim();
+    let allocs = sim.server.state.allocs.len();
+    let evals = sim.server.state.evals.len();
+    eprintln!(
+        "partition run: {elapsed:?}, {} events, {allocs} allocs, {evals} evals, {} trace entries",
+        sim.events_handled,
+        session.trace().len()
+    );
+    drop(session);
+
+    let before = rss_bytes();
+    let mut session = Session::new(cluster(thousand_steps(), 50), None).expect("session");
+    session.run_to_end();
+    let after = rss_bytes();
+    eprintln!(
+        "history of {} steps: {:.1} MB resident growth ({} checkpoints)",
+        session.cursor(),
+        (after - before) as f64 / 1e6,
+        session.checkpoint_count()
+    );
+}
+
+fn bench(c: &mut Criterion) {
+    report_once();
+    let mut group = c.benchmark_group("sim");
+    group.sample_size(10);
+    group.bench_function("partition_500_nodes_5000_allocs", |b| {
+        b.iter(|| {
+            let mut session = Session::new(cluster(partition_script(), 50), None).expect("session");
+            session.run_to_end();
+            session.sim().tick
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,365 @@
+//! Allocations (Nomad's `structs.Allocation`) and their parts: client and
+//! desired status, alloc states, desired transitions, the reschedule
+//! tracker, deployment status and task states.
+//!
+//! The derived predicates Nomad defines on `Allocation` (in
+//! `nomad/structs/alloc.go`) live in `alloc_logic.rs` of this module.
+
+use super::enums::string_enum;
+use super::job::{Job, TaskGroup};
+use super::time::{Duration, Time, unix_nanos};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+string_enum! {
+    /// `Allocation.ClientStatus`: what the client reports (the scheduler may
+    /// also write `lost` and `unknown`).
+    pub enum ClientStatus {
+        /// Not yet running.
+        Pending = "pending",
+        /// Running.
+        Running = "running",
+        /// Finished successfully.
+        Complete = "complete",
+        /// Failed.
+        Failed = "failed",
+        /// Its node is gone; written by the scheduler.
+        Lost = "lost",
+        /// Its node is disconnected; written by the scheduler.
+        Unknown = "unknown",
+    }
+}
+
+impl ClientStatus {
+    /// Client-terminal: complete, failed or lost.
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self,
+            ClientStatus::Complete | ClientStatus::Failed | ClientStatus::Lost
+        )
+    }
+}
+
+string_enum! {
+    /// `Allocation.DesiredStatus`: what the servers want.
+    pub enum DesiredStatus {
+        /// Keep running.
+        Run = "run",
+        /// Stop.
+        Stop = "stop",
+        /// Preempted.
+        Evict = "evict",
+    }
+}
+
+impl DesiredStatus {
+    /// Server-terminal: stop or evict.
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, DesiredStatus::Stop | DesiredStatus::Evict)
+    }
+}
+
+/// One entry of `Allocation.AllocStates`: a field the scheduler set and when.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "PascalCase")]
+pub struct AllocState {
+    /// `Field`, e.g. `ClientStatus`.
+    pub field: String,
+    /// `Value`, e.g. `unknown`.
+    pub value: String,
+    /// `Time`.
+    pub time: Time,
+}
+
+/// The `Field` of an [`AllocState`] that records a client status.
+pub const ALLOC_STATE_FIELD_CLIENT_STATUS: &str = "ClientStatus";
+
+/// `structs.DesiredTransition`: operator and drainer requests.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "PascalCase")]
+pub struct DesiredTransition {
+    /// `Migrate`: the drainer wants it moved.
+    pub migrate: Option<bool>,
+    /// `MigrateDisablePlacement`: moved without a replacement (batch drain).
+    pub migrate_disable_placement: Option<bool>,
+    /// `Reschedule`: reschedule even within an active deployment.
+    pub reschedule: Option<bool>,
+    /// `ForceReschedule`: reschedule now, whatever the policy says.
+    pub force_reschedule: Option<bool>,
+    /// `NoShutdownDelay`.
+    pub no_shutdown_delay: Option<bool>,
+}
+
+impl DesiredTransition {
+    /// `ShouldMigrate()`.
+    pub fn should_migrate(&self) -> bool {
+        self.migrate == Some(true)
+    }
+    /// `ShouldDisableMigrationPlacement()`.
+    pub fn should_disable_migration_placement(&self) -> bool {
+        self.migrate_disable_placement == Some(true)
+    }
+    /// `ShouldReschedule()`.
+    pub fn should_reschedule(&self) -> bool {
+        self.reschedule == Some(true)
+    }
+    /// `ShouldForceReschedule()`.
+    pub fn should_force_reschedule(&self) -> bool {
+        self.force_reschedule == Some(true)
+    }
+}
+
+/// One entry of a [`RescheduleTracker`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "PascalCase")]
+pub struct RescheduleEvent {
+    /// `RescheduleTime` (Unix nanoseconds).
+    #[serde(with = "unix_nanos")]
+    pub reschedule_time: Time,
+    /// `PrevAllocID`.
+    #[serde(rename = "PrevAllocID")]
+    pub prev_alloc_id: String,
+    /// `PrevNodeID`.
+    #[serde(rename = "PrevNodeID")]
+    pub prev_node_id: String,
+    /// `Delay`.
+    pub delay: Duration,
+}
+
+/// `structs.RescheduleTracker`. `events: None` (JSON `null`) differs from
+/// `Some(vec![])`, as in Nomad.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "PascalCase")]
+pub struct RescheduleTracker {
+    /// `Events`.
+    pub events: Option<Vec<RescheduleEvent>>,
+    /// `LastReschedule`: `ok`, `no placement`, or empty.
+    pub last_reschedule: String,
+}
+
+/// `LastReschedule` value when the last reschedule succeeded.
+pub const LAST_RESCHEDULE_SUCCESS: &str = "ok";
+
+/// `LastReschedule` value when the last reschedule found no placement.
+pub const LAST_RESCHEDULE_FAILED_TO_PLACE: &str = "no placement";
+
+/// `structs.AllocDeploymentStatus`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "PascalCase")]
+pub struct AllocDeploymentStatus {
+    /// `Healthy`; `None` = not yet known.
+    pub healthy: Option<bool>,
+    /// `Timestamp`.
+    pub timestamp: Time,
+    /// `Canary`.
+    pub canary: bool,
+    /// `ModifyIndex`.
+    pub modify_index: u64,
+}
+
+/// One task event (`structs.TaskEvent`), for the ≤ 1.4.2 reconnect marker.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "PascalCase")]
+pub struct TaskEvent {
+    /// `Type`, e.g. `Reconnected`.
+    #[serde(rename = "Type")]
+    pub event_type: String,
+    /// `Time` (Unix nanoseconds).
+    #[serde(with = "unix_nanos")]
+    pub time: Time,
+    /// `DisplayMessage`.
+    pub display_message: String,
+}
+
+/// The task event type the client appends on reconnect
+/// (`structs.TaskClientReconnected`).
+pub const TASK_CLIENT_RECONNECTED: &str = "Reconnected";
+
+/// `structs.TaskState`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "PascalCase")]
+pub struct TaskState {
+    /// `State`: `pending`, `running`, `dead`.
+    pub state: String,
+    /// `Failed`.
+    pub failed: bool,
+    /// `Restarts`.
+    pub restarts: u64,
+    /// `LastRestart`.
+    pub last_restart: Time,
+    /// `StartedAt`.
+    pub started_at: Time,
+    /// `FinishedAt`.
+    pub finished_at: Time,
+    /// `Events`.
+    #[serde(deserialize_with = "super::null_as_default")]
+    pub events: Vec<TaskEvent>,
+}
+
+/// An allocation (`structs.Allocation`).
+///
+/// Besides the API's fields it has four "stub" fields the fixtures use
+/// (`JobVersion`, `JobCreateIndex`, `JobModifyIndex`, `NodeScore`); see
+/// [`embed_jobs`] for how they become the embedded job.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "PascalCase")]
+pub struct Allocation {
+    /// `ID`.
+    #[serde(rename = "ID")]
+    pub id: String,
+    /// `Namespace`.
+    pub namespace: String,
+    /// `EvalID`.
+    #[serde(rename = "EvalID")]
+    pub eval_id: String,
+    /// `Name`: `<job>.<group>[<index>]`.
+    pub name: String,
+    /// `NodeID`.
+    #[serde(rename = "NodeID")]
+    pub node_id: String,
+    /// `NodeName`.
+    pub node_name: String,
+    /// `JobID`.
+    #[serde(rename = "JobID")]
+    pub job_id: String,
+    /// `Job`: the job as of this alloc's placement (shared, never mutated).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job: Option<Arc<Job>>,
+    /// `TaskGroup`.
+    pub task_group: String,
+    /// `DesiredStatus`.
+    pub desired_status: DesiredStatus,
+    /// `DesiredDescription`.
+    pub desired_description: String,
+    /// `DesiredTransition`.
+    pub desired_transition: DesiredTransition,
+    /// `ClientStatus`.
+    pub client_status: ClientStatus,
+    /// `ClientDescription`.
+    pub client_description: String,
+    /// `TaskStates`.
+    #[serde(deserialize_with = "super::null_as_default")]
+    pub task_states: BTreeMap<String, TaskState>,
+    /// `AllocStates`: what the scheduler set, append-only.
+    #[serde(deserialize_with = "super::null_as_default")]
+    pub alloc_states: Vec<AllocState>,
+    /// `PreviousAllocation`: the alloc this one replaces.
+    pub previous_allocation: String,
+    /// `NextAllocation`: the alloc that replaced this one.
+    pub next_allocation: String,
+    /// `DeploymentID`.
+    #[serde(rename = "DeploymentID")]
+    pub deployment_id: String,
+    /// `DeploymentStatus`.
+    pub deployment_status: Option<AllocDeploymentStatus>,
+    /// `RescheduleTracker`.
+    pub reschedule_tracker: Option<RescheduleTracker>,
+    /// `FollowupEvalID`: the delayed eval that will revisit this alloc.
+    #[serde(rename = "FollowupEvalID")]
+    pub followup_eval_id: String,
+    /// `PreemptedAllocations`.
+    #[serde(deserialize_with = "super::null_as_default")]
+    pub preempted_allocations: Vec<String>,
+    /// `PreemptedByAllocation`.
+    pub preempted_by_allocation: String,
+    /// `CreateIndex`.
+    pub create_index: u64,
+    /// `ModifyIndex`.
+    pub modify_index: u64,
+    /// `AllocModifyIndex`.
+    pub alloc_modify_index: u64,
+    /// `CreateTime` (Unix nanoseconds).
+    #[serde(with = "unix_nanos", default = "Time::unix_epoch")]
+    pub create_time: Time,
+    /// `ModifyTime` (Unix nanoseconds).
+    #[serde(with = "unix_nanos", default = "Time::unix_epoch")]
+    pub modify_time: Time,
+    /// Stub field `JobVersion` (the API's list stubs carry it): the version
+    /// of the embedded job when no `Job` is given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_version: Option<u64>,
+    /// Fixture field `JobCreateIndex`: the embedded job's `CreateIndex`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_create_index: Option<u64>,
+    /// Fixture field `JobModifyIndex`: the embedded job's `JobModifyIndex`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_modify_index: Option<u64>,
+    /// Fixture field `NodeScore`: the normalised score of the alloc's node
+    /// (`Metrics.ScoreMetaData[0].NormScore` in the API); `None` = no score
+    /// metadata, which is not the same as 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_score: Option<f64>,
+}
+
+/// The cache key of [`embed_jobs`]: version, create index, job modify index.
+type JobKey = (u64, u64, u64);
+
+impl Allocation {
+    /// The task group of the embedded job.
+    pub fn job_task_group(&self) -> Option<&TaskGroup> {
+        self.job.as_ref()?.lookup_task_group(&self.task_group)
+    }
+    /// The embedded job's version (else the stub `JobVersion`, else 0).
+    pub fn job_version(&self) -> u64 {
+        self.job
+            .as_ref()
+            .map_or(self.job_version.unwrap_or(0), |j| j.version)
+    }
+    /// The embedded job's `CreateIndex` (else the stub field, else 0).
+    pub fn job_create_index(&self) -> u64 {
+        self.job
+            .as_ref()
+            .map_or(self.job_create_index.unwrap_or(0), |j| j.create_index)
+    }
+    /// The embedded job's `JobModifyIndex` (else the stub field, else 0).
+    pub fn job_modify_index(&self) -> u64 {
+        self.job
+            .as_ref()
+            .map_or(self.job_modify_index.unwrap_or(0), |j| j.job_modify_index)
+    }
+    /// The index in brackets at the end of `Name` (`web.web[3]` → 3); 0 when
+    /// the name has none, as Go's `AllocName.Index` parse does.
+    pub fn name_index(&self) -> u32 {
+        alloc_name_index(&self.name)
+    }
+}
+
+/// The index of an alloc name `<job>.<group>[<index>]`; 0 when unparsable.
+pub fn alloc_name_index(name: &str) -> u32 {
+    let Some(open) = name.rfind('[') else {
+        return 0;
+    };
+    let rest = &name[open + 1..];
+    let Some(close) = rest.find(']') else {
+        return 0;
+    };
+    rest[..close].parse().unwrap_or(0)
+}
+
+/// The alloc name for `job_id`, `group` and `index`.
+pub fn alloc_name(job_id: &str, group: &str, index: u32) -> String {
+    format!("{job_id}.{group}[{index}]")
+}
+
+/// Gives each alloc its embedded job, as the fixtures define it: `job` with
+/// the alloc's own stub `JobVersion`, `JobCreateIndex` and `JobModifyIndex`
+/// when set. Allocs that already embed a job keep it. With `job` = `None`
+/// nothing changes. Allocs with the same three numbers share one `Arc`.
+pub fn embed_jobs(allocs: &mut [Allocation], job: Option<&Job>) {
+    let Some(job) = job else { return };
+    let mut cache: BTreeMap<JobKey, Arc<Job>> = BTreeMap::new();
+    for alloc in allocs.iter_mut().filter(|a| a.job.is_none()) {
+        let key = (
+            alloc.job_version.unwrap_or(job.version),
+            alloc.job_create_index.unwrap_or(job.create_index),
+            alloc.job_modify_index.unwrap_or(job.job_modify_index),
+        );
+        let shared = cache.entry(key).or_insert_with(|| {
+            let mut j = job.clone();
+            (j.version, j.create_index, j.job_modify_index) = key;
+            Arc::new(j)
+        });
+        alloc.job = Some(Arc::clone(shared));
+    }
+}

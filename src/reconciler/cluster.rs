@@ -1,0 +1,1613 @@
+//! The cluster reconciler for service and batch jobs: compares a job with
+//! its allocations and decides what to place, stop, update, migrate,
+//! reschedule, disconnect and reconnect. Follows Nomad's
+//! `scheduler/reconciler/reconcile_cluster.go` at HEAD.
+//!
+//! Differences from Nomad, all for determinism: every walk over a set is in
+//! alloc ID order (Nomad walks Go maps in random order), groups are visited
+//! in name order, the clock is [`ClusterInput::now`] and new IDs (follow-up
+//! evals, deployments) come from the caller's generator.
+//!
+//! ```
+//! use nomad_playground::model::{Job, JobType, TaskGroup, Time};
+//! use nomad_playground::reconciler::cluster::{reconcile, ClusterInput, ReconcileOptions, UpdateType};
+//!
+//! let job = Job {
+//!     id: "web".into(),
+//!     job_type: JobType::Service,
+//!     task_groups: vec![TaskGroup { name: "web".into(), count: 2, ..Default::default() }],
+//!     ..Default::default()
+//! };
+//! let input = ClusterInput::new(Some(job), Time::parse_rfc3339("2026-01-01T00:00:00Z").unwrap());
+//! let mut n = 0;
+//! let mut ids = || { n += 1; format!("id-{n}") };
+//! let result = reconcile(&input, &ReconcileOptions::default(), &|_, _, _| UpdateType::Ignore, &mut ids);
+//! assert_eq!(result.place.len(), 2);
+//! ```
+
+use super::alloc_set::{AllocNameIndex, AllocSet};
+use super::filters::{
+    self, BATCHED_FAILED_ALLOC_WINDOW, DelayedReschedule, FilterContext, RescheduleContext,
+    classify_allocs, filter_by_rescheduleable, filter_server_terminal_allocs,
+};
+use super::picker::{Pick, Picker};
+use super::reasons::{AllocCategory, AllocDecision, ClassifyRule, Decision, Explain, StopReason};
+use super::rules::{ExpiredAllocs, ReconcilerRules};
+use crate::model::deployment::description as dep_desc;
+use crate::model::eval::{description as eval_desc, trigger};
+use crate::model::{
+    Allocation, ClientStatus, Deployment, DeploymentState, DeploymentStatus,
+    DeploymentStatusUpdate, DesiredStatus, DesiredUpdates, EvalStatus, Evaluation, Job, JobType,
+    Node, TaskGroup, Time,
+};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Stop descriptions (Nomad's `scheduler/structs` constants).
+pub mod status {
+    /// Not needed any more.
+    pub const ALLOC_NOT_NEEDED: &str = "alloc not needed due to job update";
+    /// The original reconnected, its replacement is not needed.
+    pub const ALLOC_RECONNECTED: &str = "alloc not needed due to disconnected client reconnect";
+    /// Being migrated.
+    pub const ALLOC_MIGRATING: &str = "alloc is being migrated";
+    /// Destructively updated.
+    pub const ALLOC_UPDATING: &str = "alloc is being updated due to job update";
+    /// Lost with its node.
+    pub const ALLOC_LOST: &str = "alloc is lost since its node is down";
+    /// Unknown while its node is disconnected.
+    pub const ALLOC_UNKNOWN: &str = "alloc is unknown since its node is disconnected";
+    /// Failed and rescheduled.
+    pub const ALLOC_RESCHEDULED: &str = "alloc was rescheduled because it failed";
+}
+
+/// How an existing alloc compares with the job (Nomad's `AllocUpdateType`).
+#[derive(Debug, Clone)]
+pub enum UpdateType {
+    /// No change needed.
+    Ignore,
+    /// Must be replaced.
+    Destructive,
+    /// Can be updated in place; the updated alloc.
+    InPlace(Arc<Allocation>),
+}
+
+/// The alloc update function: `(existing alloc, new job, new group)`.
+pub type AllocUpdateFn<'a> = dyn Fn(&Allocation, &Job, &TaskGroup) -> UpdateType + 'a;
+
+/// A simple stand-in for the scheduler's `genericAllocUpdateFn`: same
+/// `JobModifyIndex` or terminal → ignore; tasks changed → destructive;
+/// otherwise in place (a copy carrying the new job).
+pub fn generic_update_fn(alloc: &Allocation, job: &Job, group: &TaskGroup) -> UpdateType {
+    if alloc.job_modify_index() == job.job_modify_index || alloc.terminal_status() {
+        return UpdateType::Ignore;
+    }
+    let old_tasks = alloc.job_task_group().map(|tg| &tg.tasks);
+    if old_tasks != Some(&group.tasks) {
+        return UpdateType::Destructive;
+    }
+    let mut updated = alloc.clone();
+    updated.job = Some(Arc::new(job.clone()));
+    UpdateType::InPlace(Arc::new(updated))
+}
+
+/// Everything the reconciler reads (Nomad's `ReconcilerState` and `ClusterState`).
+#[derive(Debug, Clone, Default)]
+pub struct ClusterInput {
+    /// The job; `None` = purged.
+    pub job: Option<Job>,
+    /// The job ID (needed when `job` is `None`).
+    pub job_id: String,
+    /// `JobIsBatch`.
+    pub job_is_batch: bool,
+    /// `DeploymentCurrent`.
+    pub deployment: Option<Deployment>,
+    /// `DeploymentPaused` (recomputed when a current deployment remains).
+    pub deployment_paused: bool,
+    /// `DeploymentFailed` (recomputed when a current deployment remains).
+    pub deployment_failed: bool,
+    /// `ExistingAllocs`, each with its embedded job.
+    pub allocs: Vec<Arc<Allocation>>,
+    /// The evaluation's ID.
+    pub eval_id: String,
+    /// The evaluation's priority.
+    pub eval_priority: i64,
+    /// Tainted nodes; `None` = garbage-collected.
+    pub tainted_nodes: BTreeMap<String, Option<Node>>,
+    /// The clock.
+    pub now: Time,
+}
+
+impl ClusterInput {
+    /// An input for `job` at `now`, with no allocs, deployment or taint.
+    pub fn new(job: Option<Job>, now: Time) -> Self {
+        ClusterInput {
+            job_id: job.as_ref().map(|j| j.id.clone()).unwrap_or_default(),
+            job_is_batch: job.as_ref().is_some_and(|j| j.job_type == JobType::Batch),
+            job,
+            eval_priority: 50,
+            now,
+            ..Default::default()
+        }
+    }
+}
+
+/// Options of a run: version switches and the picker.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReconcileOptions {
+    /// Version switches (default: HEAD).
+    pub rules: ReconcilerRules,
+    /// The reconnecting picker.
+    pub picker: Picker,
+}
+
+/// A placement (Nomad's `AllocPlaceResult`).
+#[derive(Debug, Clone, Serialize)]
+pub struct PlaceResult {
+    /// Alloc name.
+    pub name: String,
+    /// Task group.
+    pub task_group: String,
+    /// Whether it is a canary.
+    pub canary: bool,
+    /// The alloc it replaces.
+    pub previous_alloc: Option<Arc<Allocation>>,
+    /// Whether it reschedules a failed alloc.
+    pub reschedule: bool,
+    /// Whether it replaces a lost alloc.
+    pub lost: bool,
+    /// Whether a canary deployment should place it as a non-canary.
+    pub downgrade_non_canary: bool,
+    /// The lowest job version it may run.
+    pub min_job_version: u64,
+}
+
+/// A stop (Nomad's `AllocStopResult`).
+#[derive(Debug, Clone, Serialize)]
+pub struct StopResult {
+    /// The alloc.
+    pub alloc: Arc<Allocation>,
+    /// Client status to write, if any (`lost`, `failed`).
+    pub client_status: Option<ClientStatus>,
+    /// Why.
+    pub status_description: String,
+    /// Follow-up eval to attach.
+    pub followup_eval_id: String,
+}
+
+/// A destructive update: stop the alloc and place a new one of that name.
+#[derive(Debug, Clone, Serialize)]
+pub struct DestructiveResult {
+    /// Name of the new alloc.
+    pub place_name: String,
+    /// Task group.
+    pub task_group: String,
+    /// The alloc to stop.
+    pub stop_alloc: Arc<Allocation>,
+    /// Stop description.
+    pub stop_status_description: String,
+}
+
+/// What one run decides (Nomad's `ReconcileResults`) and why.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ReconcileResult {
+    /// A deployment to create (or an initializing one to persist).
+    pub deployment: Option<Deployment>,
+    /// Deployment status changes.
+    pub deployment_updates: Vec<DeploymentStatusUpdate>,
+    /// Placements.
+    pub place: Vec<PlaceResult>,
+    /// Destructive updates.
+    pub destructive_update: Vec<DestructiveResult>,
+    /// In-place updates (the updated allocs).
+    pub inplace_update: Vec<Arc<Allocation>>,
+    /// Stops.
+    pub stop: Vec<StopResult>,
+    /// Allocs updated only to attach a follow-up eval.
+    pub attribute_updates: AllocSet,
+    /// Allocs marked unknown.
+    pub disconnect_updates: AllocSet,
+    /// Allocs marked reconnected.
+    pub reconnect_updates: AllocSet,
+    /// Per-group counters.
+    pub desired_tg_updates: BTreeMap<String, DesiredUpdates>,
+    /// Follow-up evals per group.
+    pub desired_followup_evals: BTreeMap<String, Vec<Evaluation>>,
+    /// Why: one record per alloc, in ID order.
+    pub decisions: Vec<AllocDecision>,
+}
+
+impl serde::Serialize for AllocSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+/// Runs the cluster reconciler (Nomad's `AllocReconciler.Compute`).
+///
+/// `update_fn` compares each alloc with the job; `next_id` makes IDs for
+/// follow-up evals and a created deployment.
+pub fn reconcile(
+    input: &ClusterInput,
+    options: &ReconcileOptions,
+    update_fn: &AllocUpdateFn<'_>,
+    next_id: &mut dyn FnMut() -> String,
+) -> ReconcileResult {
+    let mut r = Reconciler {
+        input,
+        rules: options.rules,
+        picker: options.picker,
+        update_fn,
+        next_id,
+        deployment_current: None,
+        deployment_old: None,
+        deployment_paused: input.deployment_paused,
+        deployment_failed: input.deployment_failed,
+        created_deployment: false,
+        persist_initializing: false,
+        result: ReconcileResult::default(),
+        explain: Explain::default(),
+    };
+    r.compute();
+    let mut result = r.result;
+    result.decisions = r.explain.into_vec();
+    result
+}
+
+struct Reconciler<'a, 'b> {
+    input: &'a ClusterInput,
+    rules: ReconcilerRules,
+    picker: Picker,
+    update_fn: &'a AllocUpdateFn<'b>,
+    next_id: &'a mut dyn FnMut() -> String,
+    deployment_current: Option<Deployment>,
+    deployment_old: Option<Deployment>,
+    deployment_paused: bool,
+    deployment_failed: bool,
+    created_deployment: bool,
+    persist_initializing: bool,
+    result: ReconcileResult,
+    explain: Explain,
+}
+
+/// The per-group working sets.
+struct GroupSets {
+    untainted: AllocSet,
+    migrate: AllocSet,
+    lost: AllocSet,
+    disconnecting: AllocSet,
+    reschedule_now: AllocSet,
+    reschedule_later: Vec<DelayedReschedule>,
+}
+
+impl Reconciler<'_, '_> {
+    fn now(&self) -> Time {
+        self.input.now
+    }
+
+    fn filter_cx(&self) -> FilterContext<'_> {
+        FilterContext {
+            tainted_nodes: &self.input.tainted_nodes,
+            now: self.input.now,
+            rules: &self.rules,
+        }
+    }
+
+    fn stop(
+        &mut self,
+        stops: &mut Vec<StopResult>,
+        alloc: &Arc<Allocation>,
+        client_status: Option<ClientStatus>,
+        desc: &str,
+        followup: &str,
+        reason: StopReason,
+    ) {
+        stops.push(StopResult {
+            alloc: Arc::clone(alloc),
+            client_status,
+            status_description: desc.to_string(),
+            followup_eval_id: followup.to_string(),
+        });
+        self.explain.decide(
+            &alloc.id,
+            Decision::Stop {
+                reason,
+                replaced: false,
+            },
+        );
+    }
+
+    fn compute(&mut self) {
+        let input = self.input;
+        // The alloc matrix: group -> allocs (later duplicates replace earlier).
+        let mut matrix: BTreeMap<String, AllocSet> = BTreeMap::new();
+        for a in &input.allocs {
+            matrix
+                .entry(a.task_group.clone())
+                .or_default()
+                .insert(Arc::clone(a));
+        }
+        if let Some(job) = &input.job {
+            for tg in &job.task_groups {
+                matrix.entry(tg.name.clone()).or_default();
+            }
+        }
+
+        self.cancel_unneeded_deployments();
+
+        let stopped = input.job.as_ref().is_none_or(Job::stopped);
+        if stopped {
+            for (group, set) in &matrix {
+                for a in set.iter().filter(|a| a.terminal_status()) {
+                    self.explain.classify(
+                        a,
+                        AllocCategory::Filtered,
+                        ClassifyRule::JobStopped,
+                        Decision::Skip,
+                    );
+                }
+                let set = set.filter_by_terminal();
+                let n = self.filter_and_stop_all(
+                    &set,
+                    ClassifyRule::JobStopped,
+                    StopReason::JobStopped,
+                );
+                self.result.desired_tg_updates.insert(
+                    group.clone(),
+                    DesiredUpdates {
+                        stop: n,
+                        ..Default::default()
+                    },
+                );
+            }
+            return;
+        }
+
+        if let Some(d) = &self.deployment_current {
+            self.deployment_paused = matches!(
+                d.status,
+                DeploymentStatus::Paused
+                    | DeploymentStatus::Pending
+                    | DeploymentStatus::Initializing
+            );
+            self.deployment_failed = d.status == DeploymentStatus::Failed;
+        }
+
+        let mut complete = true;
+        for (group, set) in matrix {
+            complete &= self.compute_group(&group, set);
+        }
+        self.set_deployment_status_and_updates(complete);
+    }
+
+    /// `cancelUnneededServiceDeployments`.
+    fn cancel_unneeded_deployments(&mut self) {
+        let d = self.input.deployment.clone();
+        let job = self.input.job.as_ref().filter(|j| !j.stopped());
+        let Some(job) = job else {
+            if let Some(d) = &d
+                && d.active()
+            {
+                self.result.deployment_updates.push(DeploymentStatusUpdate {
+                    deployment_id: d.id.clone(),
+                    status: DeploymentStatus::Cancelled,
+                    status_description: dep_desc::STOPPED_JOB.to_string(),
+                });
+            }
+            self.deployment_old = d;
+            return;
+        };
+        let Some(d) = d else { return };
+        if d.job_create_index != job.create_index || d.job_version != job.version {
+            if d.active() {
+                self.result.deployment_updates.push(DeploymentStatusUpdate {
+                    deployment_id: d.id.clone(),
+                    status: DeploymentStatus::Cancelled,
+                    status_description: dep_desc::NEWER_JOB.to_string(),
+                });
+            }
+            self.deployment_old = Some(d);
+            return;
+        }
+        if d.status == DeploymentStatus::Successful {
+            self.deployment_old = Some(d);
+            return;
+        }
+        self.deployment_current = Some(d);
+    }
+
+    /// `setDeploymentStatusAndUpdates`, and the created deployment's final form.
+    fn set_deployment_status_and_updates(&mut self, complete: bool) {
+        if let Some(d) = &self.deployment_current {
+            if complete {
+                self.result.deployment_updates.push(DeploymentStatusUpdate {
+                    deployment_id: d.id.clone(),
+                    status: DeploymentStatus::Successful,
+                    status_description: dep_desc::SUCCESSFUL.to_string(),
+                });
+            }
+            if d.status == DeploymentStatus::Initializing {
+                self.result.deployment_updates.push(DeploymentStatusUpdate {
+                    deployment_id: d.id.clone(),
+                    status: DeploymentStatus::Pending,
+                    status_description: dep_desc::PENDING_FOR_PEER.to_string(),
+                });
+            }
+        }
+        if self.persist_initializing && !self.created_deployment {
+            self.result.deployment = self.deployment_current.clone();
+        }
+        if self.created_deployment
+            && let Some(mut d) = self.deployment_current.clone()
+        {
+            if d.requires_promotion() {
+                d.status_description = if d.has_auto_promote() {
+                    dep_desc::RUNNING_AUTO_PROMOTION
+                } else {
+                    dep_desc::RUNNING_NEEDS_PROMOTION
+                }
+                .to_string();
+            }
+            self.result.deployment = Some(d);
+        }
+    }
+
+    /// `filterAndStopAll`: classify and stop everything; returns the set size.
+    fn filter_and_stop_all(
+        &mut self,
+        set: &AllocSet,
+        rule: ClassifyRule,
+        reason: StopReason,
+    ) -> u64 {
+        let c = classify_allocs(set, &self.filter_cx());
+        let mut stops = Vec::new();
+        for a in set.iter() {
+            let (cat, _) = c.rules[&a.id];
+            self.explain.classify(a, cat, rule, Decision::Skip);
+        }
+        let unknown = ClientStatus::Unknown;
+        let plan: [(&AllocSet, Option<ClientStatus>, &str); 7] = [
+            (&c.untainted, None, status::ALLOC_NOT_NEEDED),
+            (&c.migrate, None, status::ALLOC_NOT_NEEDED),
+            (&c.lost, Some(ClientStatus::Lost), status::ALLOC_LOST),
+            (&c.disconnecting, None, status::ALLOC_NOT_NEEDED),
+            (&c.reconnecting, None, status::ALLOC_NOT_NEEDED),
+            (
+                &c.ignore.filter_by_client_status(&unknown),
+                None,
+                status::ALLOC_NOT_NEEDED,
+            ),
+            (
+                &c.expiring.filter_by_client_status(&unknown),
+                None,
+                status::ALLOC_NOT_NEEDED,
+            ),
+        ];
+        for (s, cs, desc) in plan {
+            for a in s.iter() {
+                let reason = if cs.is_some() {
+                    StopReason::Lost
+                } else {
+                    reason
+                };
+                self.stop(&mut stops, a, cs.clone(), desc, "", reason);
+            }
+        }
+        self.result.stop.extend(stops);
+        set.len() as u64
+    }
+
+    /// `initializeDeploymentState`.
+    fn initialize_deployment_state(&self, group: &str, tg: &TaskGroup) -> (DeploymentState, bool) {
+        if let Some(s) = self
+            .deployment_current
+            .as_ref()
+            .and_then(|d| d.task_groups.get(group))
+        {
+            return (s.clone(), true);
+        }
+        let mut s = DeploymentState::default();
+        if let Some(u) = tg.update_strategy() {
+            s.auto_revert = u.auto_revert;
+            s.auto_promote = u.auto_promote;
+            s.progress_deadline = u.progress_deadline;
+        }
+        (s, false)
+    }
+
+    /// `computeGroup`: returns whether the group's deployment is complete.
+    fn compute_group(&mut self, group: &str, all: AllocSet) -> bool {
+        let input = self.input;
+        let job = input
+            .job
+            .as_ref()
+            .expect("compute_group runs only with a job");
+        let mut du = DesiredUpdates::default();
+        let mut stops: Vec<StopResult> = Vec::new();
+        let mut place_out: Vec<PlaceResult> = Vec::new();
+
+        let (mut all, dropped) = filter_server_terminal_allocs(&all);
+        for a in dropped.iter() {
+            self.explain.classify(
+                a,
+                AllocCategory::Filtered,
+                ClassifyRule::ServerTerminal,
+                Decision::Skip,
+            );
+        }
+
+        let tg = job.lookup_task_group(group).filter(|tg| tg.count > 0);
+        let Some(tg) = tg else {
+            du.stop = self.filter_and_stop_all(
+                &all,
+                ClassifyRule::GroupRemoved,
+                StopReason::GroupRemoved,
+            );
+            self.result.desired_tg_updates.insert(group.to_string(), du);
+            return true;
+        };
+        let count = tg.count as usize;
+        let (mut dstate, existing_deployment) = self.initialize_deployment_state(group, tg);
+
+        // Batch: terminal allocs of an older job are only counted.
+        if input.job_is_batch {
+            let old = all.filter(|a| {
+                (a.job_version() < job.version || a.job_create_index() < job.create_index)
+                    && a.terminal_status()
+            });
+            for a in old.iter() {
+                self.explain.classify(
+                    a,
+                    AllocCategory::Filtered,
+                    ClassifyRule::OldTerminalBatch,
+                    Decision::Ignore,
+                );
+            }
+            du.ignore += old.len() as u64;
+            all = all.difference(&[&old]);
+        }
+
+        let canaries = self.cancel_unneeded_canaries(&mut all, &mut du, &mut stops);
+
+        let c = classify_allocs(&all, &self.filter_cx());
+        for a in all.iter() {
+            let (cat, rule) = c.rules[&a.id];
+            let default = match cat {
+                AllocCategory::Ignore => Decision::Ignore,
+                AllocCategory::Untainted | AllocCategory::Migrate => Decision::Skip,
+                _ => Decision::Keep,
+            };
+            self.explain.classify(a, cat, rule, default);
+        }
+        du.ignore += c.ignore.len() as u64;
+
+        let rcx = RescheduleContext {
+            is_batch: input.job_is_batch,
+            now: input.now,
+            eval_id: &input.eval_id,
+            deployment: self.deployment_current.as_ref(),
+            rules: &self.rules,
+        };
+        let split = filter_by_rescheduleable(&c.untainted, false, &rcx);
+        let msplit = filter_by_rescheduleable(&c.migrate, false, &rcx);
+        let mut sets = GroupSets {
+            untainted: split.untainted,
+            migrate: c.migrate.clone(),
+            lost: c.lost.clone(),
+            disconnecting: c.disconnecting.clone(),
+            reschedule_now: split.now.union(&[&msplit.now]),
+            reschedule_later: split.later.into_iter().chain(msplit.later).collect(),
+        };
+        for a in sets.untainted.iter() {
+            self.explain.decide(&a.id, Decision::Keep);
+        }
+        for a in c.migrate.iter() {
+            self.explain.decide(&a.id, Decision::Migrate);
+        }
+        for a in sets.reschedule_now.iter() {
+            self.explain.decide(&a.id, Decision::RescheduleNow);
+        }
+
+        if !c.reconnecting.is_empty() {
+            self.compute_reconnecting(&mut sets, &c.reconnecting, &all, tg, &mut du, &mut stops);
+        }
+
+        if !c.expiring.is_empty() {
+            let legacy = self.rules.honour_legacy_disconnect_fields;
+            let (keep, lose) = match self.rules.expired_allocs {
+                ExpiredAllocs::AlwaysLost => (AllocSet::new(), c.expiring.clone()),
+                ExpiredAllocs::KeptWhenNoReplace => (
+                    c.expiring.filter(|a| !a.replace_on_disconnect(legacy)),
+                    c.expiring.filter(|a| a.replace_on_disconnect(legacy)),
+                ),
+            };
+            sets.lost = sets.lost.union(&[&lose]);
+            sets.untainted = sets.untainted.union(&[&keep]);
+        }
+
+        let mut timeout_later_evals: BTreeMap<String, String> = BTreeMap::new();
+        if !sets.disconnecting.is_empty() {
+            timeout_later_evals = self.compute_disconnecting(&mut sets, tg, &mut du);
+        }
+
+        let mut lost_later_evals: BTreeMap<String, String> = BTreeMap::new();
+        let mut lost_later: Vec<DelayedReschedule> = Vec::new();
+        if !sets.lost.is_empty() {
+            lost_later = filters::delay_by_stop_after(&sets.lost, input.now, &self.rules);
+            let (ids, evals) = self.create_later_evals(&mut lost_later, trigger::ALLOC_FAILURE);
+            for d in &lost_later {
+                let eval_id = ids.get(&d.alloc.id).cloned().unwrap_or_default();
+                self.explain.decide(
+                    &d.alloc.id,
+                    Decision::LostLater {
+                        eval_id,
+                        wait_until: d.reschedule_time,
+                    },
+                );
+            }
+            lost_later_evals = ids;
+            self.result
+                .desired_followup_evals
+                .entry(tg.name.clone())
+                .or_default()
+                .extend(evals);
+        }
+        lost_later_evals.extend(timeout_later_evals);
+
+        if !sets.reschedule_later.is_empty() {
+            self.create_reschedule_later_evals(&mut sets, &all, &tg.name, &mut du);
+        }
+
+        let mut name_index = AllocNameIndex::new(
+            &input.job_id,
+            group,
+            tg.count,
+            &sets
+                .untainted
+                .union(&[&sets.migrate, &sets.reschedule_now, &sets.lost]),
+        );
+
+        let is_canarying = dstate.desired_canaries != 0 && !dstate.promoted;
+        self.compute_stop(
+            tg,
+            &mut name_index,
+            &mut sets,
+            &canaries,
+            is_canarying,
+            &lost_later_evals,
+            &mut du,
+            &mut stops,
+        );
+
+        let (inplace, destructive) = self.compute_updates(&sets.untainted, tg, &mut du);
+        if !existing_deployment {
+            dstate.desired_total += (destructive.len() + inplace.len()) as u32;
+        }
+
+        if is_canarying {
+            sets.untainted = sets.untainted.difference(&[&canaries]);
+        }
+        let requires_canaries = tg.update.as_ref().is_some_and(|u| {
+            !destructive.is_empty() && canaries.len() < u.canary as usize && !dstate.promoted
+        });
+        if requires_canaries {
+            let canary = tg.update.as_ref().map_or(0, |u| u.canary);
+            dstate.desired_canaries = canary;
+            if existing_deployment
+                && let Some(s) = self
+                    .deployment_current
+                    .as_mut()
+                    .and_then(|d| d.task_groups.get_mut(group))
+            {
+                s.desired_canaries = canary;
+            }
+            if !self.deployment_paused && !self.deployment_failed {
+                du.canary += (canary as usize - canaries.len()) as u64;
+                let names = name_index.next_canaries(du.canary as usize, &canaries, &destructive);
+                for name in names {
+                    place_out.push(PlaceResult {
+                        name,
+                        task_group: tg.name.clone(),
+                        canary: true,
+                        previous_alloc: None,
+                        reschedule: false,
+                        lost: false,
+                        downgrade_non_canary: false,
+                        min_job_version: 0,
+                    });
+                }
+            }
+        }
+
+        let is_canarying = dstate.desired_canaries != 0 && !dstate.promoted;
+        let under = self.compute_under_provisioned_by(
+            tg,
+            &sets.untainted,
+            &destructive,
+            &sets.migrate,
+            is_canarying,
+        );
+
+        let mut place = Vec::new();
+        if lost_later.is_empty() {
+            place = compute_placements(tg, &mut name_index, &sets, is_canarying);
+            if !existing_deployment {
+                dstate.desired_total += place.len() as u32;
+            }
+        }
+
+        let ready = !self.deployment_paused && !self.deployment_failed && !is_canarying;
+        let (under, placements) =
+            self.place_allocs(ready, &mut du, place, &sets, under, &mut stops);
+        place_out.extend(placements);
+
+        if ready {
+            let n = destructive.len().min(under.max(0) as usize);
+            du.destructive_update += n as u64;
+            du.ignore += (destructive.len() - n) as u64;
+            let ordered = destructive.name_order();
+            for (i, a) in ordered.iter().enumerate() {
+                if i < n {
+                    self.result.destructive_update.push(DestructiveResult {
+                        place_name: a.name.clone(),
+                        task_group: tg.name.clone(),
+                        stop_alloc: Arc::clone(a),
+                        stop_status_description: status::ALLOC_UPDATING.to_string(),
+                    });
+                    self.explain.decide(&a.id, Decision::DestructiveUpdate);
+                } else {
+                    self.explain.decide(&a.id, Decision::UpdateDeferred);
+                }
+            }
+        } else {
+            du.ignore += destructive.len() as u64;
+            for a in destructive.iter() {
+                self.explain.decide(&a.id, Decision::UpdateDeferred);
+            }
+        }
+
+        // computeMigrations
+        du.migrate += sets.migrate.len() as u64;
+        for a in sets.migrate.name_order() {
+            stops.push(StopResult {
+                alloc: Arc::clone(&a),
+                client_status: None,
+                status_description: status::ALLOC_MIGRATING.to_string(),
+                followup_eval_id: String::new(),
+            });
+            self.explain.decide(&a.id, Decision::Migrate);
+            if a.is_batch_job()
+                && (a.desired_transition.should_reschedule()
+                    || a.desired_transition.should_disable_migration_placement())
+            {
+                continue;
+            }
+            place_out.push(PlaceResult {
+                name: a.name.clone(),
+                task_group: tg.name.clone(),
+                canary: a.is_canary(),
+                previous_alloc: Some(Arc::clone(&a)),
+                reschedule: false,
+                lost: false,
+                downgrade_non_canary: is_canarying && !a.is_canary(),
+                min_job_version: a.job_version(),
+            });
+        }
+
+        self.create_deployment(
+            group,
+            tg,
+            existing_deployment,
+            dstate,
+            &all,
+            &destructive,
+            du.in_place_update,
+        );
+        if self
+            .deployment_current
+            .as_ref()
+            .is_some_and(|d| d.status == DeploymentStatus::Initializing)
+        {
+            // Sent in full so the plan applier persists its state; taken at
+            // the end of the run, after every group has updated it.
+            self.persist_initializing = true;
+        }
+
+        if place_out.len() > count {
+            place_out.truncate(count);
+            du.place = count as u64;
+        }
+
+        let complete = self.is_deployment_complete(
+            group,
+            destructive.len()
+                + inplace.len()
+                + place_out.len()
+                + sets.migrate.len()
+                + sets.reschedule_now.len()
+                + sets.reschedule_later.len(),
+            requires_canaries,
+        );
+
+        for p in &place_out {
+            if let Some(prev) = &p.previous_alloc {
+                self.explain.mark_replaced(&prev.id);
+            }
+        }
+        self.result.stop.extend(stops);
+        self.result.place.extend(place_out);
+        self.result.desired_tg_updates.insert(group.to_string(), du);
+        complete
+    }
+
+    /// `cancelUnneededCanaries`: stops canaries of old or failed deployments,
+    /// and migrating or lost current canaries; returns the current canaries.
+    fn cancel_unneeded_canaries(
+        &mut self,
+        all: &mut AllocSet,
+        du: &mut DesiredUpdates,
+        stops: &mut Vec<StopResult>,
+    ) -> AllocSet {
+        let mut stop_ids: Vec<String> = Vec::new();
+        if let Some(old) = &self.deployment_old {
+            for s in old.task_groups.values().filter(|s| !s.promoted) {
+                stop_ids.extend(s.placed_canaries.iter().cloned());
+            }
+        }
+        if let Some(cur) = &self.deployment_current
+            && cur.status == DeploymentStatus::Failed
+        {
+            for s in cur.task_groups.values().filter(|s| !s.promoted) {
+                stop_ids.extend(s.placed_canaries.iter().cloned());
+            }
+        }
+        let stop_set = all.from_keys(&stop_ids);
+        for a in stop_set.iter() {
+            self.explain.classify(
+                a,
+                AllocCategory::Filtered,
+                ClassifyRule::UnneededCanary,
+                Decision::Skip,
+            );
+            self.stop(
+                stops,
+                a,
+                None,
+                status::ALLOC_NOT_NEEDED,
+                "",
+                StopReason::CanaryCancelled,
+            );
+        }
+        du.stop += stop_set.len() as u64;
+        *all = all.difference(&[&stop_set]);
+
+        let Some(cur) = &self.deployment_current else {
+            return AllocSet::new();
+        };
+        let ids: Vec<String> = cur
+            .task_groups
+            .values()
+            .flat_map(|s| s.placed_canaries.iter().cloned())
+            .collect();
+        let canaries = all.from_keys(&ids);
+        let c = classify_allocs(&canaries, &self.filter_cx());
+        for a in c.migrate.iter() {
+            let (cat, rule) = c.rules[&a.id];
+            self.explain.classify(a, cat, rule, Decision::Skip);
+            self.stop(
+                stops,
+                a,
+                None,
+                status::ALLOC_MIGRATING,
+                "",
+                StopReason::Migrating,
+            );
+        }
+        for a in c.lost.iter() {
+            let (cat, rule) = c.rules[&a.id];
+            self.explain.classify(a, cat, rule, Decision::Skip);
+            self.stop(
+                stops,
+                a,
+                Some(ClientStatus::Lost),
+                status::ALLOC_LOST,
+                "",
+                StopReason::Lost,
+            );
+        }
+        *all = all.difference(&[&c.migrate, &c.lost]);
+        c.untainted
+    }
+
+    /// `computeReconnecting` and `reconcileReconnecting`.
+    fn compute_reconnecting(
+        &mut self,
+        sets: &mut GroupSets,
+        reconnecting: &AllocSet,
+        all: &AllocSet,
+        tg: &TaskGroup,
+        du: &mut DesiredUpdates,
+        stops: &mut Vec<StopResult>,
+    ) {
+        let job = self.input.job.as_ref().expect("job");
+        let strategy = tg.reconcile_strategy();
+        let mut stop = AllocSet::new();
+        for r in reconnecting.iter() {
+            if !r.server_terminal_status() && r.client_status == ClientStatus::Failed {
+                stop.insert(Arc::clone(r));
+                self.stop(
+                    stops,
+                    r,
+                    Some(ClientStatus::Failed),
+                    status::ALLOC_RESCHEDULED,
+                    "",
+                    StopReason::FailedReconnect,
+                );
+                continue;
+            }
+            let t = &r.desired_transition;
+            if r.desired_status != DesiredStatus::Run
+                || t.should_migrate()
+                || t.should_reschedule()
+                || t.should_force_reschedule()
+                || r.job_version() < job.version
+                || r.job_create_index() < job.create_index
+            {
+                stop.insert(Arc::clone(r));
+                self.stop(
+                    stops,
+                    r,
+                    None,
+                    status::ALLOC_NOT_NEEDED,
+                    "",
+                    StopReason::ReconnectNotNeeded,
+                );
+                continue;
+            }
+            // Follow the chain of replacements.
+            let mut chain: Vec<Arc<Allocation>> = Vec::new();
+            let mut next = r.next_allocation.clone();
+            while let Some(a) = all.get(&next) {
+                if chain.iter().any(|c| c.id == a.id) || a.id == r.id {
+                    break;
+                }
+                chain.push(Arc::clone(a));
+                next = a.next_allocation.clone();
+            }
+            for replacement in chain.iter().filter(|a| !a.server_terminal_status()) {
+                match self.picker.pick(&strategy, r, replacement, self.input.now) {
+                    Pick::Replacement => {
+                        if !stop.contains(&r.id) {
+                            stop.insert(Arc::clone(r));
+                            self.stop(
+                                stops,
+                                r,
+                                None,
+                                status::ALLOC_NOT_NEEDED,
+                                "",
+                                StopReason::ReplacementKept,
+                            );
+                        }
+                    }
+                    Pick::Original => {
+                        if !stop.contains(&replacement.id) {
+                            stop.insert(Arc::clone(replacement));
+                            self.stop(
+                                stops,
+                                replacement,
+                                None,
+                                status::ALLOC_RECONNECTED,
+                                "",
+                                StopReason::OriginalReconnected,
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        let reconnect = reconnecting.difference(&[&stop]);
+
+        du.stop += stop.len() as u64;
+        sets.untainted = sets.untainted.difference(&[&stop]);
+        sets.migrate = sets.migrate.difference(&[&stop]);
+        sets.lost = sets.lost.difference(&[&stop]);
+        sets.disconnecting = sets.disconnecting.difference(&[&stop]);
+
+        if !reconnect.is_empty() {
+            let mut updates = AllocSet::new();
+            for a in reconnect.iter() {
+                let t = &a.desired_transition;
+                let skip = t.should_migrate()
+                    || t.should_reschedule()
+                    || t.should_force_reschedule()
+                    || a.job_version() < job.version
+                    || a.job_create_index() < job.create_index
+                    || a.desired_status != DesiredStatus::Run
+                    || a.client_status != ClientStatus::Running;
+                if skip || !self.rules.emit_reconnect_updates {
+                    self.explain.decide(&a.id, Decision::ReconnectKept);
+                    continue;
+                }
+                let mut copy = (**a).clone();
+                copy.append_client_status_state(a.client_status.as_str(), self.input.now);
+                updates.insert(Arc::new(copy));
+                self.explain.decide(&a.id, Decision::Reconnect);
+            }
+            du.reconnect = updates.len() as u64;
+            self.result.reconnect_updates = self.result.reconnect_updates.union(&[&updates]);
+            sets.untainted = sets.untainted.union(&[&reconnect]);
+        }
+    }
+
+    /// `computeDisconnecting`: returns alloc ID → timeout eval ID.
+    fn compute_disconnecting(
+        &mut self,
+        sets: &mut GroupSets,
+        tg: &TaskGroup,
+        du: &mut DesiredUpdates,
+    ) -> BTreeMap<String, String> {
+        let input = self.input;
+        let rcx = RescheduleContext {
+            is_batch: input.job_is_batch,
+            now: input.now,
+            eval_id: &input.eval_id,
+            deployment: self.deployment_current.as_ref(),
+            rules: &self.rules,
+        };
+        let split = filter_by_rescheduleable(&sets.disconnecting, true, &rcx);
+        sets.reschedule_now = sets.reschedule_now.union(&[&split.now]);
+        sets.untainted = sets.untainted.union(&[&split.untainted]);
+        sets.reschedule_later.extend(split.later);
+
+        let (ids, evals) = self.create_timeout_later_evals(&sets.disconnecting);
+        self.result
+            .desired_followup_evals
+            .entry(tg.name.clone())
+            .or_default()
+            .extend(evals);
+
+        let mut updates = AllocSet::new();
+        for a in sets.disconnecting.iter() {
+            let mut copy = (**a).clone();
+            copy.client_status = ClientStatus::Unknown;
+            copy.append_client_status_state("unknown", input.now);
+            copy.client_description = status::ALLOC_UNKNOWN.to_string();
+            copy.followup_eval_id = ids.get(&a.id).cloned().unwrap_or_default();
+            updates.insert(Arc::new(copy));
+            let replaced = split.now.contains(&a.id);
+            self.explain
+                .decide(&a.id, Decision::Disconnect { replaced });
+        }
+        sets.reschedule_now = sets.reschedule_now.update(&updates);
+        self.result.disconnect_updates = self.result.disconnect_updates.union(&[&updates]);
+        du.disconnect = updates.len() as u64;
+        du.reschedule_now = sets.reschedule_now.len() as u64;
+        du.reschedule_later = sets.reschedule_later.len() as u64;
+        ids
+    }
+
+    fn new_eval(&mut self, trigger: &str, desc: &str, wait_until: Time) -> Evaluation {
+        let job = self.input.job.as_ref().expect("job");
+        Evaluation {
+            id: (self.next_id)(),
+            namespace: job.namespace.clone(),
+            priority: self.input.eval_priority,
+            eval_type: job.job_type.to_string(),
+            triggered_by: trigger.to_string(),
+            job_id: job.id.clone(),
+            job_modify_index: job.modify_index,
+            status: EvalStatus::Pending,
+            status_description: desc.to_string(),
+            wait_until,
+            ..Default::default()
+        }
+    }
+
+    /// `createLaterEvals`: batches `later` (sorted here) into follow-up evals
+    /// 5 s wide; returns alloc ID → eval ID and the evals.
+    fn create_later_evals(
+        &mut self,
+        later: &mut [DelayedReschedule],
+        trigger_first: &str,
+    ) -> (BTreeMap<String, String>, Vec<Evaluation>) {
+        let mut ids = BTreeMap::new();
+        let mut evals: Vec<Evaluation> = Vec::new();
+        if later.is_empty() {
+            return (ids, evals);
+        }
+        later.sort_by_key(|d| d.reschedule_time);
+        let mut batch_start = later[0].reschedule_time;
+        evals.push(self.new_eval(trigger_first, eval_desc::RESCHEDULING_FOLLOWUP, batch_start));
+        for d in later.iter() {
+            if d.reschedule_time.since(batch_start) >= BATCHED_FAILED_ALLOC_WINDOW {
+                batch_start = d.reschedule_time;
+                let e = self.new_eval(trigger::ALLOC_FAILURE, "", batch_start);
+                evals.push(e);
+            }
+            ids.insert(
+                d.alloc.id.clone(),
+                evals.last().map(|e| e.id.clone()).unwrap_or_default(),
+            );
+        }
+        (ids, evals)
+    }
+
+    /// `createTimeoutLaterEvals`: one eval per 5 s batch of lost_after timeouts.
+    fn create_timeout_later_evals(
+        &mut self,
+        disconnecting: &AllocSet,
+    ) -> (BTreeMap<String, String>, Vec<Evaluation>) {
+        let mut ids = BTreeMap::new();
+        let mut evals: Vec<Evaluation> = Vec::new();
+        let mut delays = filters::delay_by_lost_after(disconnecting, self.input.now, &self.rules);
+        if delays.is_empty() {
+            return (ids, evals);
+        }
+        delays.sort_by_key(|d| d.reschedule_time);
+        let mut batch_start = delays[0].reschedule_time;
+        let desc = eval_desc::DISCONNECT_TIMEOUT_FOLLOWUP;
+        evals.push(self.new_eval(trigger::MAX_DISCONNECT_TIMEOUT, desc, batch_start));
+        for d in &delays {
+            if d.reschedule_time.since(batch_start) >= BATCHED_FAILED_ALLOC_WINDOW {
+                batch_start = d.reschedule_time;
+                let e = self.new_eval(trigger::MAX_DISCONNECT_TIMEOUT, desc, batch_start);
+                evals.push(e);
+            }
+            ids.insert(
+                d.alloc.id.clone(),
+                evals.last().map(|e| e.id.clone()).unwrap_or_default(),
+            );
+        }
+        (ids, evals)
+    }
+
+    /// `createRescheduleLaterEvals`: follow-up evals for reschedule-later
+    /// allocs, and the updates that attach them.
+    fn create_reschedule_later_evals(
+        &mut self,
+        sets: &mut GroupSets,
+        all: &AllocSet,
+        group: &str,
+        du: &mut DesiredUpdates,
+    ) {
+        let mut later = std::mem::take(&mut sets.reschedule_later);
+        let (ids, evals) = self.create_later_evals(&mut later, trigger::ALLOC_RESCHEDULE);
+        let mut attribute_updates = AllocSet::new();
+        for d in &later {
+            let eval_id = ids.get(&d.alloc.id).cloned().unwrap_or_default();
+            self.explain.decide(
+                &d.alloc.id,
+                Decision::RescheduleLater {
+                    eval_id: eval_id.clone(),
+                    wait_until: d.reschedule_time,
+                },
+            );
+            if let Some(u) = self.result.disconnect_updates.get(&d.alloc.id) {
+                let mut copy = (**u).clone();
+                copy.followup_eval_id = eval_id;
+                self.result.disconnect_updates.insert(Arc::new(copy));
+            } else if let Some(m) = sets.migrate.get(&d.alloc.id) {
+                let mut copy = (**m).clone();
+                copy.followup_eval_id = eval_id;
+                sets.migrate.insert(Arc::new(copy));
+            } else if let Some(existing) = all.get(&d.alloc.id) {
+                let mut copy = (**existing).clone();
+                copy.followup_eval_id = eval_id;
+                attribute_updates.insert(Arc::new(copy));
+            }
+        }
+        self.result.attribute_updates = self.result.attribute_updates.union(&[&attribute_updates]);
+        self.result
+            .desired_followup_evals
+            .entry(group.to_string())
+            .or_default()
+            .extend(evals);
+        du.reschedule_later = later.len() as u64;
+        sets.reschedule_later = later;
+    }
+
+    /// `computeStop`: stops lost allocs and allocs over the count.
+    #[allow(clippy::too_many_arguments)]
+    fn compute_stop(
+        &mut self,
+        tg: &TaskGroup,
+        name_index: &mut AllocNameIndex,
+        sets: &mut GroupSets,
+        canaries: &AllocSet,
+        is_canarying: bool,
+        followups: &BTreeMap<String, String>,
+        du: &mut DesiredUpdates,
+        stops: &mut Vec<StopResult>,
+    ) {
+        let mut stop = sets.lost.clone();
+        for a in sets.lost.iter() {
+            let followup = followups.get(&a.id).cloned().unwrap_or_default();
+            stops.push(StopResult {
+                alloc: Arc::clone(a),
+                client_status: Some(ClientStatus::Lost),
+                status_description: status::ALLOC_LOST.to_string(),
+                followup_eval_id: followup,
+            });
+            if !matches!(
+                self.explain.get(&a.id).map(|r| &r.decision),
+                Some(Decision::LostLater { .. })
+            ) {
+                self.explain.decide(
+                    &a.id,
+                    Decision::Stop {
+                        reason: StopReason::Lost,
+                        replaced: false,
+                    },
+                );
+            }
+        }
+        self.compute_stop_over_count(
+            tg,
+            name_index,
+            sets,
+            canaries,
+            is_canarying,
+            &mut stop,
+            stops,
+        );
+        du.stop += stop.len() as u64;
+        sets.untainted = sets.untainted.difference(&[&stop]);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn compute_stop_over_count(
+        &mut self,
+        tg: &TaskGroup,
+        name_index: &mut AllocNameIndex,
+        sets: &mut GroupSets,
+        canaries: &AllocSet,
+        is_canarying: bool,
+        stop: &mut AllocSet,
+        stops: &mut Vec<StopResult>,
+    ) {
+        let mut working = sets.untainted.clone();
+        if is_canarying {
+            working = working.difference(&[canaries]);
+        }
+        let known = working.filter_out_by_client_status(&ClientStatus::Unknown);
+        let mut remove = known.len() as i64 + sets.migrate.len() as i64 - tg.count as i64;
+        if remove <= 0 {
+            return;
+        }
+        working = working.filter_by_server_terminal();
+
+        if !is_canarying && !canaries.is_empty() {
+            let names = canaries.name_set();
+            for a in working.difference(&[canaries]).iter() {
+                if names.contains(&a.name) {
+                    stop.insert(Arc::clone(a));
+                    self.stop(
+                        stops,
+                        a,
+                        None,
+                        status::ALLOC_NOT_NEEDED,
+                        "",
+                        StopReason::NotNeeded,
+                    );
+                    working.remove(&a.id);
+                    remove -= 1;
+                    if remove == 0 {
+                        return;
+                    }
+                }
+            }
+        }
+
+        if !sets.migrate.is_empty() {
+            let mut migrating =
+                AllocNameIndex::new(&self.input.job_id, &tg.name, tg.count, &sets.migrate);
+            let names = migrating.highest(remove as usize);
+            for a in sets.migrate.clone().iter() {
+                if !names.contains(&a.name) {
+                    continue;
+                }
+                self.stop(
+                    stops,
+                    a,
+                    None,
+                    status::ALLOC_NOT_NEEDED,
+                    "",
+                    StopReason::NotNeeded,
+                );
+                sets.migrate.remove(&a.id);
+                stop.insert(Arc::clone(a));
+                name_index.unset_index(a.name_index());
+                remove -= 1;
+                if remove == 0 {
+                    return;
+                }
+            }
+        }
+
+        let names = name_index.highest(remove as usize);
+        for a in working.clone().iter() {
+            if names.contains(&a.name) {
+                stop.insert(Arc::clone(a));
+                self.stop(
+                    stops,
+                    a,
+                    None,
+                    status::ALLOC_NOT_NEEDED,
+                    "",
+                    StopReason::NotNeeded,
+                );
+                working.remove(&a.id);
+                remove -= 1;
+                if remove == 0 {
+                    return;
+                }
+            }
+        }
+
+        for a in working.clone().iter() {
+            stop.insert(Arc::clone(a));
+            self.stop(
+                stops,
+                a,
+                None,
+                status::ALLOC_NOT_NEEDED,
+                "",
+                StopReason::NotNeeded,
+            );
+            working.remove(&a.id);
+            remove -= 1;
+            if remove == 0 {
+                return;
+            }
+        }
+    }
+
+    /// `computeUpdates`: splits untainted into ignore, in-place, destructive.
+    fn compute_updates(
+        &mut self,
+        untainted: &AllocSet,
+        tg: &TaskGroup,
+        du: &mut DesiredUpdates,
+    ) -> (AllocSet, AllocSet) {
+        let job = self.input.job.as_ref().expect("job");
+        let mut inplace = AllocSet::new();
+        let mut destructive = AllocSet::new();
+        let mut ignore = 0u64;
+        for a in untainted.iter() {
+            match (self.update_fn)(a, job, tg) {
+                UpdateType::Ignore => ignore += 1,
+                UpdateType::Destructive => destructive.insert(Arc::clone(a)),
+                UpdateType::InPlace(updated) => {
+                    self.explain.decide(&a.id, Decision::InPlaceUpdate);
+                    inplace.insert(updated);
+                }
+            }
+        }
+        self.result.inplace_update.extend(inplace.iter().cloned());
+        du.ignore += ignore;
+        du.in_place_update += inplace.len() as u64;
+        (inplace, destructive)
+    }
+
+    /// `computeUnderProvisionedBy`: how many non-canary allocs may be placed.
+    fn compute_under_provisioned_by(
+        &self,
+        tg: &TaskGroup,
+        untainted: &AllocSet,
+        destructive: &AllocSet,
+        migrate: &AllocSet,
+        is_canarying: bool,
+    ) -> i64 {
+        let Some(update) = tg.update_strategy() else {
+            return tg.count as i64;
+        };
+        if destructive.len() + migrate.len() == 0 {
+            return tg.count as i64;
+        }
+        let Some(d) = &self.deployment_current else {
+            return update.max_parallel as i64;
+        };
+        if self.deployment_paused || self.deployment_failed || is_canarying {
+            return 0;
+        }
+        let mut under = update.max_parallel as i64;
+        let (part_of, _) = untainted.filter_by_deployment(&d.id);
+        for a in part_of.iter() {
+            if a.is_unhealthy() {
+                return 0;
+            }
+            if !a.is_healthy() {
+                under -= 1;
+            }
+        }
+        under.max(0)
+    }
+
+    /// `placeAllocs`: which placements proceed, and the failed allocs they stop.
+    fn place_allocs(
+        &mut self,
+        ready: bool,
+        du: &mut DesiredUpdates,
+        place: Vec<PlaceResult>,
+        sets: &GroupSets,
+        under: i64,
+        stops: &mut Vec<StopResult>,
+    ) -> (i64, Vec<PlaceResult>) {
+        let disconnect_updates = self.result.disconnect_updates.clone();
+        let failed = sets.reschedule_now.filter(|a| {
+            !disconnect_updates.contains(&a.id)
+                && !sets.migrate.contains(&a.id)
+                && a.client_status != ClientStatus::Unknown
+        });
+        if ready {
+            du.place += place.len() as u64;
+            for a in failed.iter() {
+                self.stop(
+                    stops,
+                    a,
+                    None,
+                    status::ALLOC_RESCHEDULED,
+                    "",
+                    StopReason::Rescheduled,
+                );
+            }
+            du.stop += failed.len() as u64;
+            let under = under - (place.len() as i64).min(under);
+            return (under, place);
+        }
+
+        let mut out = Vec::new();
+        if !sets.lost.is_empty() {
+            let allowed = sets.lost.len().min(place.len());
+            du.place += allowed as u64;
+            out.extend(place[..allowed].iter().cloned());
+        }
+        if sets.reschedule_now.is_empty() || place.is_empty() {
+            return (under, out);
+        }
+        let current_id = self.deployment_current.as_ref().map(|d| d.id.clone());
+        for p in &place {
+            let prev = p.previous_alloc.as_ref();
+            let part_of_failed = self.deployment_failed
+                && prev.is_some_and(|prev| Some(&prev.deployment_id) == current_id.as_ref());
+            if !part_of_failed && p.reschedule {
+                out.push(p.clone());
+                du.place += 1;
+                let Some(prev) = prev else { continue };
+                if disconnect_updates.contains(&prev.id) {
+                    continue;
+                }
+                self.stop(
+                    stops,
+                    prev,
+                    None,
+                    status::ALLOC_RESCHEDULED,
+                    "",
+                    StopReason::Rescheduled,
+                );
+                du.stop += 1;
+            }
+        }
+        (under, out)
+    }
+
+    /// `createDeployment`: creates the deployment or attaches the group's state.
+    #[allow(clippy::too_many_arguments)]
+    fn create_deployment(
+        &mut self,
+        group: &str,
+        tg: &TaskGroup,
+        existing: bool,
+        dstate: DeploymentState,
+        all: &AllocSet,
+        destructive: &AllocSet,
+        inplace: u64,
+    ) {
+        let job = self.input.job.as_ref().expect("job");
+        if existing || tg.update_strategy().is_none() || dstate.desired_total == 0 {
+            return;
+        }
+        let updating_spec = !destructive.is_empty() || inplace != 0;
+        let had_running = all
+            .iter()
+            .any(|a| a.job_version() == job.version && a.job_create_index() == job.create_index);
+        if had_running && !updating_spec {
+            return;
+        }
+        if self.deployment_current.is_none() {
+            self.deployment_current = Some(Deployment {
+                id: (self.next_id)(),
+                namespace: job.namespace.clone(),
+                job_id: job.id.clone(),
+                job_version: job.version,
+                job_modify_index: job.modify_index,
+                job_spec_modify_index: job.job_modify_index,
+                job_create_index: job.create_index,
+                is_multiregion: false,
+                status: DeploymentStatus::Running,
+                status_description: dep_desc::RUNNING.to_string(),
+                eval_priority: self.input.eval_priority,
+                create_time: self.now(),
+                ..Default::default()
+            });
+            self.created_deployment = true;
+        }
+        if let Some(d) = self.deployment_current.as_mut() {
+            d.task_groups.insert(group.to_string(), dstate);
+        }
+    }
+
+    /// `isDeploymentComplete`; `pending` is the sum of the group's open work.
+    fn is_deployment_complete(&self, group: &str, pending: usize, requires_canaries: bool) -> bool {
+        if pending != 0 || requires_canaries {
+            return false;
+        }
+        let Some(d) = &self.deployment_current else {
+            return false;
+        };
+        if let Some(s) = d.task_groups.get(group)
+            && (s.healthy_allocs < s.desired_total.max(s.desired_canaries)
+                || (s.desired_canaries > 0 && !s.promoted))
+        {
+            return false;
+        }
+        true
+    }
+}
+
+/// `computePlacements`: reschedules, replacements of lost allocs up to the
+/// count, then fresh names up to the count.
+fn compute_placements(
+    tg: &TaskGroup,
+    name_index: &mut AllocNameIndex,
+    sets: &GroupSets,
+    is_canarying: bool,
+) -> Vec<PlaceResult> {
+    let mut place = Vec::new();
+    for a in sets.reschedule_now.iter() {
+        place.push(PlaceResult {
+            name: a.name.clone(),
+            task_group: tg.name.clone(),
+            canary: a.is_canary(),
+            previous_alloc: Some(Arc::clone(a)),
+            reschedule: true,
+            lost: false,
+            downgrade_non_canary: is_canarying && !a.is_canary(),
+            min_job_version: a.job_version(),
+        });
+    }
+    let count = tg.count as usize;
+    let mut existing = sets.untainted.len() + sets.migrate.len() + sets.reschedule_now.len();
+    for a in sets.lost.iter() {
+        if existing >= count {
+            break;
+        }
+        existing += 1;
+        place.push(PlaceResult {
+            name: a.name.clone(),
+            task_group: tg.name.clone(),
+            canary: a.is_canary(),
+            previous_alloc: Some(Arc::clone(a)),
+            reschedule: false,
+            lost: true,
+            downgrade_non_canary: is_canarying && !a.is_canary(),
+            min_job_version: a.job_version(),
+        });
+    }
+    if existing < count {
+        for name in name_index.next(count - existing) {
+            place.push(PlaceResult {
+                name,
+                task_group: tg.name.clone(),
+                canary: false,
+                previous_alloc: None,
+                reschedule: false,
+                lost: false,
+                downgrade_non_canary: is_canarying,
+                min_job_version: 0,
+            });
+        }
+    }
+    place
+}

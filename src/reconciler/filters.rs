@@ -1,0 +1,427 @@
+//! Filters over alloc sets: classification into untainted / migrate / lost /
+//! disconnecting / reconnecting / ignore / expiring, reschedule eligibility,
+//! and the stop_on_client_after and lost_after delays. Follows Nomad's
+//! `scheduler/reconciler/filters.go` at HEAD, with the rules that changed
+//! between versions taken from [`ReconcilerRules`].
+
+use super::alloc_set::AllocSet;
+use super::reasons::{AllocCategory, ClassifyRule};
+use super::rules::{
+    DisconnectingReplacement, ReconcilerRules, ReconnectMarker, UnknownOnUntaintedNode,
+};
+use crate::model::{
+    Allocation, ClientStatus, Deployment, DesiredStatus, JobType, Node, NodeStatus, Time,
+};
+use crate::model::{Duration, ReconcileStrategy};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Reschedules due within this window of `now` happen now (Nomad's
+/// `rescheduleWindowSize`, against clock drift between servers).
+pub const RESCHEDULE_WINDOW: Duration = Duration::from_secs(1);
+
+/// Follow-up evals batch allocs whose times fall within this window of the
+/// batch's first (Nomad's `batchedFailedAllocWindowSize`).
+pub const BATCHED_FAILED_ALLOC_WINDOW: Duration = Duration::from_secs(5);
+
+/// What the classification and reschedule filters read besides the allocs.
+#[derive(Debug, Clone, Copy)]
+pub struct FilterContext<'a> {
+    /// Tainted nodes; `None` value = garbage-collected node.
+    pub tainted_nodes: &'a BTreeMap<String, Option<Node>>,
+    /// The reconciler's clock.
+    pub now: Time,
+    /// Version switches.
+    pub rules: &'a ReconcilerRules,
+}
+
+impl FilterContext<'_> {
+    fn legacy(&self) -> bool {
+        self.rules.honour_legacy_disconnect_fields
+    }
+
+    /// Whether the alloc needs to reconnect, by the version's marker.
+    pub fn needs_to_reconnect(&self, alloc: &Allocation) -> bool {
+        match self.rules.reconnect_marker {
+            ReconnectMarker::AllocState if self.rules.pr_28445 => alloc.needs_to_reconnect(),
+            ReconnectMarker::AllocState => alloc.needs_to_reconnect_with_empty(),
+            ReconnectMarker::TaskEvent => alloc.last_reconnect_event().is_some(),
+        }
+    }
+
+    /// The alloc's last-unknown time, by the version's rule.
+    pub fn last_unknown(&self, alloc: &Allocation) -> Time {
+        if self.rules.last_unknown_from_run_start {
+            alloc.last_unknown()
+        } else {
+            alloc.last_unknown_latest()
+        }
+    }
+
+    /// `Expired(now)`.
+    pub fn expired(&self, alloc: &Allocation) -> bool {
+        alloc.expired_since(self.last_unknown(alloc), self.now, self.legacy())
+    }
+}
+
+/// The seven sets of [`classify_allocs`] and the rule used for each alloc.
+#[derive(Debug, Clone, Default)]
+pub struct Classified {
+    /// Allocs on working nodes.
+    pub untainted: AllocSet,
+    /// Allocs to move.
+    pub migrate: AllocSet,
+    /// Allocs on lost nodes.
+    pub lost: AllocSet,
+    /// Allocs on nodes that just disconnected.
+    pub disconnecting: AllocSet,
+    /// Allocs whose node came back.
+    pub reconnecting: AllocSet,
+    /// Allocs only counted.
+    pub ignore: AllocSet,
+    /// Unknown allocs past lost_after.
+    pub expiring: AllocSet,
+    /// Per alloc ID: the set and the rule.
+    pub rules: BTreeMap<String, (AllocCategory, ClassifyRule)>,
+}
+
+impl Classified {
+    fn set_mut(&mut self, cat: AllocCategory) -> &mut AllocSet {
+        match cat {
+            AllocCategory::Untainted | AllocCategory::Filtered => &mut self.untainted,
+            AllocCategory::Migrate => &mut self.migrate,
+            AllocCategory::Lost => &mut self.lost,
+            AllocCategory::Disconnecting => &mut self.disconnecting,
+            AllocCategory::Reconnecting => &mut self.reconnecting,
+            AllocCategory::Ignore => &mut self.ignore,
+            AllocCategory::Expiring => &mut self.expiring,
+        }
+    }
+}
+
+/// Classifies one alloc: the first matching row of Nomad's
+/// `classificationRules` wins.
+pub fn classify_alloc(alloc: &Allocation, cx: &FilterContext<'_>) -> (AllocCategory, ClassifyRule) {
+    use AllocCategory as C;
+    use ClassifyRule as R;
+    let should_reconnect = matches!(
+        alloc.client_status,
+        ClientStatus::Unknown | ClientStatus::Running | ClientStatus::Failed
+    ) && cx.needs_to_reconnect(alloc);
+    let tainted = cx.tainted_nodes.get(&alloc.node_id);
+    let node_is_tainted = tainted.is_some();
+    let node: Option<&Node> = tainted.and_then(Option::as_ref);
+    let node_status = node.map(|n| &n.status);
+    let disconnected = node_status == Some(&NodeStatus::Disconnected);
+    let server_terminal = alloc.server_terminal_status();
+    let terminal = alloc.terminal_status();
+    let transition = &alloc.desired_transition;
+
+    if should_reconnect
+        && alloc.desired_status == DesiredStatus::Run
+        && alloc.client_status == ClientStatus::Failed
+    {
+        return (C::Reconnecting, R::FailedReconnect);
+    }
+    if server_terminal && !should_reconnect && transition.should_disable_migration_placement() {
+        return (C::Untainted, R::DrainedBatch);
+    }
+    if terminal && !should_reconnect && server_terminal {
+        return (C::Ignore, R::TerminalServerStopped);
+    }
+    if terminal && !should_reconnect && alloc.is_canary() && transition.should_migrate() {
+        return (C::Migrate, R::TerminalMigratingCanary);
+    }
+    if terminal && !should_reconnect {
+        return (C::Untainted, R::Terminal);
+    }
+    if cx.expired(alloc) {
+        return (C::Expiring, R::Expired);
+    }
+    if should_reconnect
+        && alloc.client_status == ClientStatus::Failed
+        && alloc.desired_status == DesiredStatus::Stop
+    {
+        return (C::Ignore, R::FailedReconnectStopped);
+    }
+    if disconnected {
+        if alloc.client_status == ClientStatus::Unknown {
+            return (C::Untainted, R::DisconnectedUnknown);
+        }
+        if alloc.client_status == ClientStatus::Pending {
+            return (C::Lost, R::DisconnectedPending);
+        }
+        if alloc.disconnect_timeout(cx.now, cx.legacy()) == cx.now {
+            return (C::Lost, R::DisconnectedNoLostAfter);
+        }
+        return (C::Disconnecting, R::Disconnected);
+    }
+    if transition.should_migrate() {
+        return (C::Migrate, R::MigrateTransition);
+    }
+    let node_fine = !node_is_tainted || node_status == Some(&NodeStatus::Ready);
+    if node_fine && should_reconnect {
+        if alloc.client_status == ClientStatus::Unknown {
+            match cx.rules.unknown_on_untainted_node {
+                UnknownOnUntaintedNode::Reconnecting => {}
+                UnknownOnUntaintedNode::Untainted => return (C::Untainted, R::UnknownOnFineNode),
+                UnknownOnUntaintedNode::Ignore => return (C::Ignore, R::UnknownOnFineNode),
+            }
+        }
+        return (C::Reconnecting, R::NeedsReconnect);
+    }
+    if node_fine {
+        return (C::Untainted, R::NodeFine);
+    }
+    if node_is_tainted && node.is_none() {
+        return (C::Lost, R::NodeGone);
+    }
+    let down = node.is_some_and(Node::terminal_status);
+    let replace = alloc.replace_on_disconnect(cx.legacy());
+    if down && !replace && alloc.client_status == ClientStatus::Unknown {
+        return (C::Untainted, R::DownNoReplaceUnknown);
+    }
+    if down && !replace && alloc.client_status == ClientStatus::Running {
+        return (C::Disconnecting, R::DownNoReplaceRunning);
+    }
+    if down {
+        return (C::Lost, R::NodeDown);
+    }
+    (C::Untainted, R::Default)
+}
+
+/// Splits a set into the seven classification sets (`classifyAllocs`).
+pub fn classify_allocs(set: &AllocSet, cx: &FilterContext<'_>) -> Classified {
+    let mut out = Classified::default();
+    for alloc in set.iter() {
+        let (cat, rule) = classify_alloc(alloc, cx);
+        out.set_mut(cat).insert(Arc::clone(alloc));
+        out.rules.insert(alloc.id.clone(), (cat, rule));
+    }
+    out
+}
+
+/// Drops server-terminal allocs, except batch allocs not marked for
+/// reschedule (`filterServerTerminalAllocs`). Returns kept and dropped.
+pub fn filter_server_terminal_allocs(set: &AllocSet) -> (AllocSet, AllocSet) {
+    let keep = |a: &Allocation| {
+        !a.server_terminal_status()
+            || (a.job.as_ref().is_some_and(|j| j.job_type == JobType::Batch)
+                && !a.desired_transition.should_reschedule())
+    };
+    (set.filter(keep), set.filter(|a| !keep(a)))
+}
+
+/// An alloc that may be rescheduled (or stopped as lost) at a later time
+/// (Nomad's `delayedRescheduleInfo`).
+#[derive(Debug, Clone)]
+pub struct DelayedReschedule {
+    /// The alloc.
+    pub alloc: Arc<Allocation>,
+    /// When.
+    pub reschedule_time: Time,
+}
+
+/// The result of [`filter_by_rescheduleable`].
+#[derive(Debug, Clone, Default)]
+pub struct RescheduleSplit {
+    /// Allocs that stay (not rescheduled now).
+    pub untainted: AllocSet,
+    /// Allocs to reschedule now.
+    pub now: AllocSet,
+    /// Allocs to reschedule later (also in `untainted`).
+    pub later: Vec<DelayedReschedule>,
+}
+
+/// What [`filter_by_rescheduleable`] needs besides the set.
+#[derive(Debug, Clone, Copy)]
+pub struct RescheduleContext<'a> {
+    /// `ReconcilerState.JobIsBatch`.
+    pub is_batch: bool,
+    /// The reconciler's clock.
+    pub now: Time,
+    /// The eval being processed.
+    pub eval_id: &'a str,
+    /// The current deployment.
+    pub deployment: Option<&'a Deployment>,
+    /// Version switches.
+    pub rules: &'a ReconcilerRules,
+}
+
+/// Splits a set into untainted, reschedule-now and reschedule-later
+/// (`filterByRescheduleable`).
+pub fn filter_by_rescheduleable(
+    set: &AllocSet,
+    is_disconnecting: bool,
+    cx: &RescheduleContext<'_>,
+) -> RescheduleSplit {
+    let mut out = RescheduleSplit::default();
+    for alloc in set.iter() {
+        if is_disconnecting && alloc.client_status == ClientStatus::Unknown {
+            continue;
+        }
+        if !alloc.next_allocation.is_empty() && alloc.terminal_status() {
+            continue;
+        }
+        let (is_untainted, ignore) = should_filter(alloc, cx.is_batch);
+        if is_untainted && !is_disconnecting {
+            out.untainted.insert(Arc::clone(alloc));
+            continue;
+        }
+        if ignore {
+            continue;
+        }
+        let (now, later, time) = update_by_reschedulable(alloc, is_disconnecting, cx);
+        if now {
+            out.now.insert(Arc::clone(alloc));
+            continue;
+        }
+        out.untainted.insert(Arc::clone(alloc));
+        if later {
+            out.later.push(DelayedReschedule {
+                alloc: Arc::clone(alloc),
+                reschedule_time: time,
+            });
+        }
+    }
+    out
+}
+
+/// Whether an alloc counts as untainted, or is ignored, before any
+/// reschedule logic (`shouldFilter`).
+pub fn should_filter(alloc: &Allocation, is_batch: bool) -> (bool, bool) {
+    if is_batch {
+        if alloc
+            .desired_transition
+            .should_disable_migration_placement()
+        {
+            return (true, false);
+        }
+        if alloc.desired_transition.should_reschedule() {
+            return (false, false);
+        }
+        match alloc.desired_status {
+            DesiredStatus::Stop => {
+                if alloc.ran_successfully() {
+                    return (true, false);
+                }
+                if alloc.last_reschedule_failed() {
+                    return (false, false);
+                }
+                return (false, true);
+            }
+            DesiredStatus::Evict => return (false, true),
+            _ => {}
+        }
+        if alloc.client_status == ClientStatus::Failed {
+            return (false, false);
+        }
+        return (true, false);
+    }
+    if alloc.desired_status.is_terminal() {
+        return (false, !alloc.last_reschedule_failed());
+    }
+    if matches!(
+        alloc.client_status,
+        ClientStatus::Complete | ClientStatus::Lost
+    ) {
+        return (false, true);
+    }
+    (false, false)
+}
+
+/// Whether a failed (or disconnecting) alloc reschedules now, later, or not
+/// at all, and when (`updateByReschedulable`).
+pub fn update_by_reschedulable(
+    alloc: &Allocation,
+    is_disconnecting: bool,
+    cx: &RescheduleContext<'_>,
+) -> (bool, bool, Time) {
+    let legacy = cx.rules.honour_legacy_disconnect_fields;
+    if let Some(d) = cx.deployment
+        && alloc.deployment_id == d.id
+        && d.active()
+        && !alloc.desired_transition.should_reschedule()
+    {
+        return (false, false, Time::ZERO);
+    }
+    let mut now = false;
+    if alloc.desired_transition.should_force_reschedule()
+        && (alloc.client_terminal_status() || !cx.rules.pr_28445)
+    {
+        now = true;
+    }
+    if is_disconnecting && !alloc.replace_on_disconnect(legacy) {
+        return (now, false, Time::ZERO);
+    }
+    if is_disconnecting && cx.rules.disconnecting_replacement == DisconnectingReplacement::Immediate
+    {
+        return (true, false, cx.now);
+    }
+    let (time, eligible) = if is_disconnecting {
+        alloc.next_reschedule_time_by_time(cx.now)
+    } else if alloc.client_status == ClientStatus::Unknown && alloc.followup_eval_id == cx.eval_id {
+        let last = if cx.rules.last_unknown_from_run_start {
+            alloc.last_unknown()
+        } else {
+            alloc.last_unknown_latest()
+        };
+        alloc.next_reschedule_time_by_time(last)
+    } else {
+        alloc.next_reschedule_time()
+    };
+    if eligible && (alloc.followup_eval_id == cx.eval_id || time.since(cx.now) <= RESCHEDULE_WINDOW)
+    {
+        return (true, false, time);
+    }
+    let later = eligible && alloc.followup_eval_id.is_empty();
+    (now, later, time)
+}
+
+/// Lost allocs whose group sets stop_on_client_after and whose wait has not
+/// passed (`delayByStopAfter`).
+pub fn delay_by_stop_after(
+    set: &AllocSet,
+    now: Time,
+    rules: &ReconcilerRules,
+) -> Vec<DelayedReschedule> {
+    let legacy = rules.honour_legacy_disconnect_fields;
+    set.iter()
+        .filter(|a| a.should_client_stop(legacy))
+        .filter_map(|a| {
+            let t = a.wait_client_stop(now, legacy);
+            t.after(now).then(|| DelayedReschedule {
+                alloc: Arc::clone(a),
+                reschedule_time: t,
+            })
+        })
+        .collect()
+}
+
+/// The lost_after timeout of every alloc (`delayByLostAfter`).
+pub fn delay_by_lost_after(
+    set: &AllocSet,
+    now: Time,
+    rules: &ReconcilerRules,
+) -> Vec<DelayedReschedule> {
+    set.iter()
+        .map(|a| DelayedReschedule {
+            alloc: Arc::clone(a),
+            reschedule_time: a.disconnect_timeout(now, rules.honour_legacy_disconnect_fields),
+        })
+        .collect()
+}
+
+/// The group's reconcile strategy (`DisconnectStrategy.ReconcileStrategy`);
+/// an unknown value reads as `best_score`.
+pub fn reconcile_strategy(alloc: &Allocation) -> ReconcileStrategy {
+    match alloc.job_task_group().map(|tg| tg.reconcile_strategy()) {
+        Some(
+            s @ (ReconcileStrategy::BestScore
+            | ReconcileStrategy::KeepOriginal
+            | ReconcileStrategy::KeepReplacement
+            | ReconcileStrategy::LongestRunning),
+        ) => s,
+        _ => ReconcileStrategy::BestScore,
+    }
+}

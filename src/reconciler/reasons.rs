@@ -1,0 +1,364 @@
+//! Why the reconciler did what it did to each allocation: the set it fell
+//! in, the classification rule that put it there, and the decision taken.
+//!
+//! These are typed, not free text, so the UI and the CLI (`--explain`) can
+//! answer "why was this allocation stopped?" and tests can assert on them.
+
+use crate::model::Time;
+use serde::{Deserialize, Serialize};
+
+/// The set an alloc fell in (Nomad's `allocCategory`), plus the states an
+/// alloc can be in before classification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AllocCategory {
+    /// Left out before classification (server-terminal, old batch, job
+    /// stopped, group removed, cancelled canary).
+    Filtered,
+    /// On a working node, nothing wrong.
+    Untainted,
+    /// Must move (drain or migrate transition).
+    Migrate,
+    /// Its node is gone or down: stop and replace.
+    Lost,
+    /// Its node just disconnected: mark unknown.
+    Disconnecting,
+    /// Came back from a disconnect: pick between it and its replacement.
+    Reconnecting,
+    /// Nothing to do, only counted.
+    Ignore,
+    /// Unknown for longer than lost_after.
+    Expiring,
+}
+
+impl AllocCategory {
+    /// Nomad's name for the set.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AllocCategory::Filtered => "filtered",
+            AllocCategory::Untainted => "untainted",
+            AllocCategory::Migrate => "migrate",
+            AllocCategory::Lost => "lost",
+            AllocCategory::Disconnecting => "disconnecting",
+            AllocCategory::Reconnecting => "reconnecting",
+            AllocCategory::Ignore => "ignore",
+            AllocCategory::Expiring => "expiring",
+        }
+    }
+}
+
+/// The rule that placed an alloc in its set: the steps before
+/// classification, then the rows of Nomad's `classificationRules` in order
+/// (first match wins; see `docs/nomad-semantics.md` §3.2 for the numbers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassifyRule {
+    /// The job is stopped or purged: every alloc stops.
+    JobStopped,
+    /// The group was removed or scaled to zero.
+    GroupRemoved,
+    /// Server-terminal alloc dropped from the working set.
+    ServerTerminal,
+    /// Terminal batch alloc of an older job version.
+    OldTerminalBatch,
+    /// Canary of an older or failed deployment.
+    UnneededCanary,
+    /// 1: needs to reconnect, desired run, client failed.
+    FailedReconnect,
+    /// 2: server-terminal drained batch alloc (`MigrateDisablePlacement`).
+    DrainedBatch,
+    /// 3: terminal and server-terminal.
+    TerminalServerStopped,
+    /// 4: terminal canary with a migrate transition.
+    TerminalMigratingCanary,
+    /// 5: terminal, not reconnecting.
+    Terminal,
+    /// 6: unknown past its lost_after.
+    Expired,
+    /// 7: failed reconnect the server already stopped.
+    FailedReconnectStopped,
+    /// 8: node disconnected, alloc already unknown.
+    DisconnectedUnknown,
+    /// 9: node disconnected, alloc pending.
+    DisconnectedPending,
+    /// 10: node disconnected, group has no lost_after.
+    DisconnectedNoLostAfter,
+    /// 11: node disconnected.
+    Disconnected,
+    /// 12: migrate transition (drain).
+    MigrateTransition,
+    /// 13: node fine and the alloc needs to reconnect.
+    NeedsReconnect,
+    /// 13 under an older rule: unknown alloc on a fine node (≤ 1.11.1).
+    UnknownOnFineNode,
+    /// 14: node fine.
+    NodeFine,
+    /// 15: node garbage-collected.
+    NodeGone,
+    /// 16: node down, `replace = false`, alloc unknown.
+    DownNoReplaceUnknown,
+    /// 17: node down, `replace = false`, alloc running.
+    DownNoReplaceRunning,
+    /// 18: node down.
+    NodeDown,
+    /// No rule matched (e.g. a draining node that is not ready).
+    Default,
+}
+
+impl ClassifyRule {
+    /// A short human description.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ClassifyRule::JobStopped => "job stopped",
+            ClassifyRule::GroupRemoved => "group removed or count 0",
+            ClassifyRule::ServerTerminal => "server-terminal",
+            ClassifyRule::OldTerminalBatch => "terminal batch alloc of older job",
+            ClassifyRule::UnneededCanary => "canary of old/failed deployment",
+            ClassifyRule::FailedReconnect => "reconnected as failed",
+            ClassifyRule::DrainedBatch => "drained batch alloc",
+            ClassifyRule::TerminalServerStopped => "terminal, server-stopped",
+            ClassifyRule::TerminalMigratingCanary => "terminal canary, migrate",
+            ClassifyRule::Terminal => "terminal",
+            ClassifyRule::Expired => "unknown past lost_after",
+            ClassifyRule::FailedReconnectStopped => "failed reconnect, stopped",
+            ClassifyRule::DisconnectedUnknown => "node disconnected, alloc unknown",
+            ClassifyRule::DisconnectedPending => "node disconnected, alloc pending",
+            ClassifyRule::DisconnectedNoLostAfter => "node disconnected, no lost_after",
+            ClassifyRule::Disconnected => "node disconnected",
+            ClassifyRule::MigrateTransition => "migrate transition",
+            ClassifyRule::NeedsReconnect => "node back, needs reconnect",
+            ClassifyRule::UnknownOnFineNode => "unknown on ready node (old rule)",
+            ClassifyRule::NodeFine => "node ready",
+            ClassifyRule::NodeGone => "node garbage-collected",
+            ClassifyRule::DownNoReplaceUnknown => "node down, replace=false, unknown",
+            ClassifyRule::DownNoReplaceRunning => "node down, replace=false, running",
+            ClassifyRule::NodeDown => "node down",
+            ClassifyRule::Default => "no rule matched",
+        }
+    }
+}
+
+/// Why an alloc is stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The job was stopped or purged.
+    JobStopped,
+    /// The group was removed or scaled to zero.
+    GroupRemoved,
+    /// More allocs than `count` (scale down, duplicate name, promoted canary's twin).
+    NotNeeded,
+    /// Its node is down or gone.
+    Lost,
+    /// It failed and a replacement is placed.
+    Rescheduled,
+    /// It reconnected as failed.
+    FailedReconnect,
+    /// It reconnected but is no longer wanted (job update, transition, desired stop).
+    ReconnectNotNeeded,
+    /// It reconnected, and the picker kept its replacement.
+    ReplacementKept,
+    /// It is a replacement, and the picker kept the reconnected original.
+    OriginalReconnected,
+    /// A canary of an older or failed deployment.
+    CanaryCancelled,
+    /// It is being migrated (drain).
+    Migrating,
+    /// A destructive update replaces it.
+    Updating,
+}
+
+impl StopReason {
+    /// A short human description.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::JobStopped => "job stopped",
+            StopReason::GroupRemoved => "group removed",
+            StopReason::NotNeeded => "not needed (over count)",
+            StopReason::Lost => "lost",
+            StopReason::Rescheduled => "failed, rescheduled",
+            StopReason::FailedReconnect => "reconnected as failed",
+            StopReason::ReconnectNotNeeded => "reconnected, not needed",
+            StopReason::ReplacementKept => "reconnected, replacement kept",
+            StopReason::OriginalReconnected => "original reconnected",
+            StopReason::CanaryCancelled => "canary cancelled",
+            StopReason::Migrating => "migrating",
+            StopReason::Updating => "destructive update",
+        }
+    }
+}
+
+/// What the reconciler decided for an alloc.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Decision {
+    /// Left as it is (counted toward the group).
+    Keep,
+    /// Counted as ignored.
+    Ignore,
+    /// Not considered (already replaced, terminal, filtered).
+    Skip,
+    /// Updated in place.
+    InPlaceUpdate,
+    /// Replaced by a destructive update.
+    DestructiveUpdate,
+    /// Needs a destructive update, held back (deployment paused, failed,
+    /// canarying, or over `max_parallel`).
+    UpdateDeferred,
+    /// Stopped.
+    Stop {
+        /// Why.
+        reason: StopReason,
+        /// Whether a replacement is placed for it in this run.
+        replaced: bool,
+    },
+    /// Stopped as lost only after stop_on_client_after; a follow-up eval waits.
+    LostLater {
+        /// The follow-up eval.
+        eval_id: String,
+        /// When it runs.
+        wait_until: Time,
+    },
+    /// Stopped and placed elsewhere.
+    Migrate,
+    /// Reconnected; a reconnect update is written.
+    Reconnect,
+    /// Reconnecting and kept, no update written (still unknown, or the
+    /// version does not persist reconnects).
+    ReconnectKept,
+    /// Marked unknown; a follow-up eval will declare it lost after lost_after.
+    Disconnect {
+        /// Whether a replacement is placed now.
+        replaced: bool,
+    },
+    /// Failed; a replacement is placed now.
+    RescheduleNow,
+    /// Failed; a follow-up eval will replace it.
+    RescheduleLater {
+        /// The follow-up eval.
+        eval_id: String,
+        /// When it runs.
+        wait_until: Time,
+    },
+}
+
+impl Decision {
+    /// A short human description.
+    pub fn describe(&self) -> String {
+        match self {
+            Decision::Keep => "keep".into(),
+            Decision::Ignore => "ignore".into(),
+            Decision::Skip => "skip".into(),
+            Decision::InPlaceUpdate => "update in place".into(),
+            Decision::DestructiveUpdate => "destructive update".into(),
+            Decision::UpdateDeferred => "update deferred".into(),
+            Decision::Stop { reason, replaced } => {
+                format!(
+                    "stop: {}{}",
+                    reason.describe(),
+                    if *replaced { " (replaced)" } else { "" }
+                )
+            }
+            Decision::LostLater { wait_until, .. } => format!("lost, stop after {wait_until}"),
+            Decision::Migrate => "migrate".into(),
+            Decision::Reconnect => "reconnect".into(),
+            Decision::ReconnectKept => "reconnecting, kept".into(),
+            Decision::Disconnect { replaced } => {
+                format!(
+                    "mark unknown{}",
+                    if *replaced { ", replace now" } else { "" }
+                )
+            }
+            Decision::RescheduleNow => "reschedule now".into(),
+            Decision::RescheduleLater { wait_until, .. } => format!("reschedule at {wait_until}"),
+        }
+    }
+
+    fn is_stop(&self) -> bool {
+        matches!(self, Decision::Stop { .. } | Decision::Migrate)
+    }
+}
+
+/// The reason record of one alloc.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllocDecision {
+    /// Alloc ID.
+    pub alloc_id: String,
+    /// Alloc name.
+    pub name: String,
+    /// Node ID.
+    pub node_id: String,
+    /// Client status as the reconciler saw it.
+    pub client_status: String,
+    /// Task group.
+    pub task_group: String,
+    /// The set it fell in.
+    pub set: AllocCategory,
+    /// The rule that put it there.
+    pub rule: ClassifyRule,
+    /// What was decided.
+    pub decision: Decision,
+}
+
+/// Collects [`AllocDecision`]s during a run, keyed by alloc ID.
+#[derive(Debug, Clone, Default)]
+pub struct Explain {
+    records: std::collections::BTreeMap<String, AllocDecision>,
+}
+
+impl Explain {
+    /// Records (or re-records) the set and rule of an alloc.
+    pub fn classify(
+        &mut self,
+        alloc: &crate::model::Allocation,
+        set: AllocCategory,
+        rule: ClassifyRule,
+        default: Decision,
+    ) {
+        self.records.insert(
+            alloc.id.clone(),
+            AllocDecision {
+                alloc_id: alloc.id.clone(),
+                name: alloc.name.clone(),
+                node_id: alloc.node_id.clone(),
+                client_status: alloc.client_status.to_string(),
+                task_group: alloc.task_group.clone(),
+                set,
+                rule,
+                decision: default,
+            },
+        );
+    }
+
+    /// Records a decision. A stop is final: later non-stop decisions do not
+    /// replace it.
+    pub fn decide(&mut self, alloc_id: &str, decision: Decision) {
+        if let Some(r) = self.records.get_mut(alloc_id)
+            && (decision.is_stop() || !r.decision.is_stop())
+        {
+            r.decision = decision;
+        }
+    }
+
+    /// Marks a stopped alloc as replaced by a placement of this run.
+    pub fn mark_replaced(&mut self, alloc_id: &str) {
+        if let Some(r) = self.records.get_mut(alloc_id) {
+            match &mut r.decision {
+                Decision::Stop { replaced, .. } | Decision::Disconnect { replaced } => {
+                    *replaced = true
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The current decision of an alloc.
+    pub fn get(&self, alloc_id: &str) -> Option<&AllocDecision> {
+        self.records.get(alloc_id)
+    }
+
+    /// All records in alloc ID order.
+    pub fn into_vec(self) -> Vec<AllocDecision> {
+        self.records.into_values().collect()
+    }
+}

@@ -1,0 +1,140 @@
+//! Version switches: the reconciler rules that changed between Nomad
+//! versions, as data the caller passes in.
+//!
+//! `ReconcilerRules::default()` is Nomad at HEAD (aa026cc99c), which is what
+//! the conformance fixtures test. The simulator's version profiles set the
+//! fields for older releases (see `docs/nomad-semantics.md` §5). Each field
+//! names the Nomad change that introduced today's behaviour.
+
+use serde::{Deserialize, Serialize};
+
+/// Where an `unknown` alloc that needs to reconnect goes when its node is not
+/// tainted (or is tainted but `ready`): the client has not synced yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnknownOnUntaintedNode {
+    /// ≤ 1.6: ignored (not counted toward the group's count).
+    Ignore,
+    /// 1.7.0 – 1.11.1 (PR #18701): untainted (counted, no picker).
+    Untainted,
+    /// ≥ 1.11.2 / 2.0.0 (PR #27053, which dropped the "unknown and desired
+    /// run → untainted" rule; kept by the rule-table refactor PR #27584):
+    /// reconnecting, so the picker runs against the still-unknown original.
+    Reconnecting,
+}
+
+/// How the reconciler tells that an alloc came back from a disconnect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReconnectMarker {
+    /// ≤ 1.4.2: a `Reconnected` task event the client appends; it is sticky
+    /// (it stays in the task's event list), and nothing is persisted.
+    TaskEvent,
+    /// ≥ 1.4.3 (PR #15068): the latest `ClientStatus` alloc state is
+    /// `unknown` (`NeedsToReconnect`); the reconnect is persisted by
+    /// appending an alloc state through `ReconnectUpdates`.
+    AllocState,
+}
+
+/// When a running alloc on a disconnected node gets its replacement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DisconnectingReplacement {
+    /// ≤ 1.6: at once, whatever the reschedule policy says.
+    Immediate,
+    /// ≥ 1.7.0 (PR #18701; for `replace = true` blocks since PR #27053):
+    /// following the group's reschedule policy (a delay makes a follow-up eval).
+    ReschedulePolicy,
+}
+
+/// What happens to an `unknown` alloc whose lost_after has expired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExpiredAllocs {
+    /// HEAD (PR #27053, 1.11.2 / 2.0.0): always lost, and replaced.
+    AlwaysLost,
+    /// ≤ 1.11.1: kept as untainted when the group says `replace = false`.
+    KeptWhenNoReplace,
+}
+
+/// The rules that changed between Nomad versions. `Default` = HEAD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReconcilerRules {
+    /// Unknown alloc on a node that is not tainted: ignore (≤ 1.6),
+    /// untainted (1.7–1.11.1, PR #18701), reconnecting (≥ 1.11.2, PR #27053).
+    pub unknown_on_untainted_node: UnknownOnUntaintedNode,
+    /// Reconnect marker: task event (≤ 1.4.2) or alloc state (≥ 1.4.3, PR #15068).
+    pub reconnect_marker: ReconnectMarker,
+    /// Whether reconnected allocs are persisted as `ReconnectUpdates`
+    /// (≥ 1.4.3, PR #15068). Off: they join untainted silently.
+    pub emit_reconnect_updates: bool,
+    /// Replacement of disconnecting allocs: immediate (≤ 1.6) or by the
+    /// reschedule policy (≥ 1.7, PR #18701).
+    pub disconnecting_replacement: DisconnectingReplacement,
+    /// Honour the legacy group fields `max_client_disconnect`,
+    /// `stop_after_client_disconnect` and `prevent_reschedule_on_lost`
+    /// (≤ 1.9); ignored from 1.10.0 (PR #25284).
+    pub honour_legacy_disconnect_fields: bool,
+    /// Expired unknown allocs: always lost (HEAD, PR #27053) or kept when
+    /// `replace = false` (≤ 1.11.1).
+    pub expired_allocs: ExpiredAllocs,
+    /// `LastUnknown` is the start of the latest run of `unknown` states
+    /// (PR #27053); off: the latest `unknown` state.
+    pub last_unknown_from_run_start: bool,
+    /// `NeedsToReconnect` skips alloc states with an empty value, and
+    /// `ForceReschedule` applies only to client-terminal allocs (PR #28445).
+    pub pr_28445: bool,
+}
+
+impl Default for ReconcilerRules {
+    fn default() -> Self {
+        ReconcilerRules::HEAD
+    }
+}
+
+impl ReconcilerRules {
+    /// Nomad at HEAD (aa026cc99c).
+    pub const HEAD: ReconcilerRules = ReconcilerRules {
+        unknown_on_untainted_node: UnknownOnUntaintedNode::Reconnecting,
+        reconnect_marker: ReconnectMarker::AllocState,
+        emit_reconnect_updates: true,
+        disconnecting_replacement: DisconnectingReplacement::ReschedulePolicy,
+        honour_legacy_disconnect_fields: false,
+        expired_allocs: ExpiredAllocs::AlwaysLost,
+        last_unknown_from_run_start: true,
+        pr_28445: true,
+    };
+
+    /// Nomad 1.4.2, the last release with the task-event reconnect marker.
+    pub const V1_4_2: ReconcilerRules = ReconcilerRules {
+        unknown_on_untainted_node: UnknownOnUntaintedNode::Ignore,
+        reconnect_marker: ReconnectMarker::TaskEvent,
+        emit_reconnect_updates: false,
+        disconnecting_replacement: DisconnectingReplacement::Immediate,
+        honour_legacy_disconnect_fields: true,
+        expired_allocs: ExpiredAllocs::KeptWhenNoReplace,
+        last_unknown_from_run_start: false,
+        pr_28445: false,
+    };
+
+    /// Nomad 1.4.3 – 1.6: alloc-state marker, persisted reconnects.
+    pub const V1_4_3: ReconcilerRules = ReconcilerRules {
+        reconnect_marker: ReconnectMarker::AllocState,
+        emit_reconnect_updates: true,
+        ..ReconcilerRules::V1_4_2
+    };
+
+    /// Nomad 1.8.0 – 1.9: the disconnect block, legacy fields still honoured.
+    pub const V1_8_0: ReconcilerRules = ReconcilerRules {
+        unknown_on_untainted_node: UnknownOnUntaintedNode::Untainted,
+        disconnecting_replacement: DisconnectingReplacement::ReschedulePolicy,
+        ..ReconcilerRules::V1_4_3
+    };
+
+    /// Nomad 1.10.0 – 1.11.1: legacy fields ignored.
+    pub const V1_10_0: ReconcilerRules = ReconcilerRules {
+        honour_legacy_disconnect_fields: false,
+        ..ReconcilerRules::V1_8_0
+    };
+}

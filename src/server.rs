@@ -1,0 +1,663 @@
+//! The server side of the simulated cluster: one leader's state machine.
+//!
+//! It keeps the state store (nodes, jobs, allocs, evals, deployments) and
+//! the leader's timers, and handles client RPCs, heartbeat expiry, job and
+//! node operations, and eval processing. It is sans-I/O: [`Server::handle`]
+//! takes one [`ServerInput`] at a time and returns [`ServerEffect`]s, which
+//! only the simulator (`sim/`) turns into events.
+//!
+//! Follows Nomad's `nomad/heartbeat.go`, `nomad/node_endpoint.go`,
+//! `nomad/eval_broker.go`, `nomad/blocked_evals.go`, `nomad/plan_apply.go`,
+//! `nomad/state/state_store.go` and `scheduler/generic_sched.go` /
+//! `scheduler/scheduler_system.go` (see `nomad-semantics.md` §2).
+
+pub mod broker;
+pub mod heartbeat;
+pub mod jobs;
+pub mod node_endpoint;
+pub mod plan;
+pub mod rpc;
+pub mod scheduler;
+
+use crate::model::{Allocation, Deployment, DesiredUpdates, Evaluation, Job, Node, Time};
+use crate::profile::Rules;
+use crate::scenario::format::{AgentSettings, JobSpec};
+use crate::sim::net::CallId;
+use crate::sim::queue::Tick;
+use crate::sim::rng::Rng;
+use crate::sim::trace::{AllocReason, TraceEvent};
+use broker::Broker;
+use rpc::{Reply, Rpc};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// Unix nanoseconds of tick 0 (2026-01-01T00:00:00Z): the logical clock
+/// is shown to Nomad's types as wall time from here.
+pub const EPOCH_NANOS: i64 = 1_767_225_600_000_000_000;
+
+/// The wall time of `tick`.
+pub fn tick_time(tick: Tick) -> Time {
+    Time::from_unix_nanos(
+        EPOCH_NANOS + i64::try_from(tick).unwrap_or(i64::MAX / 2_000_000) * 1_000_000,
+    )
+}
+
+/// The tick of a wall time (0 before tick 0 or for the zero time).
+pub fn time_tick(time: Time) -> Tick {
+    if time.is_zero() {
+        return 0;
+    }
+    let nanos = time.unix_nanos() - EPOCH_NANOS;
+    if nanos <= 0 {
+        0
+    } else {
+        u64::try_from(nanos / 1_000_000).unwrap_or(0)
+    }
+}
+
+/// The leader's configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerConfig {
+    /// `min_heartbeat_ttl` in ticks.
+    pub min_heartbeat_ttl: Tick,
+    /// `max_heartbeats_per_second`.
+    pub max_heartbeats_per_second: f64,
+    /// `heartbeat_grace` in ticks.
+    pub heartbeat_grace: Tick,
+    /// Preemption enabled for system jobs.
+    pub preempt_system: bool,
+    /// Preemption enabled for service jobs.
+    pub preempt_service: bool,
+    /// Preemption enabled for batch jobs.
+    pub preempt_batch: bool,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            min_heartbeat_ttl: 10_000,
+            max_heartbeats_per_second: 50.0,
+            heartbeat_grace: 10_000,
+            preempt_system: true,
+            preempt_service: false,
+            preempt_batch: false,
+        }
+    }
+}
+
+/// A node as the server stores it, with the simulator's extras.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeRecord {
+    /// Nomad's node object.
+    pub node: Node,
+    /// CPU capacity in MHz.
+    pub cpu: u64,
+    /// Memory capacity in MB.
+    pub memory_mb: u64,
+    /// `LastMissedHeartbeatIndex` (≥ 1.5.0).
+    pub last_missed_heartbeat_index: u64,
+    /// `LastAllocUpdateIndex` (≥ 1.5.0).
+    pub last_alloc_update_index: u64,
+    /// The client agent's settings.
+    pub agent: AgentSettings,
+}
+
+/// A job as the server stores it: the current job and every spec version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobRecord {
+    /// The current job.
+    pub job: Arc<Job>,
+    /// Scenario spec per job version (resources, constraints, task config).
+    pub specs: BTreeMap<u64, Arc<JobSpec>>,
+}
+
+impl JobRecord {
+    /// The spec of `version`, else the newest.
+    pub fn spec(&self, version: u64) -> Option<&Arc<JobSpec>> {
+        self.specs
+            .get(&version)
+            .or_else(|| self.specs.values().next_back())
+    }
+}
+
+/// An eval with the simulator's bookkeeping.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvalRecord {
+    /// Nomad's eval.
+    pub eval: Evaluation,
+    /// When it was created.
+    pub created_tick: Tick,
+    /// `WaitUntil` as a tick.
+    pub wait_until: Option<Tick>,
+    /// Creation order (0-based).
+    pub seq: u64,
+    /// What processing it produced, once processed.
+    pub outcome: Option<EvalOutcome>,
+}
+
+/// What processing an eval produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvalOutcome {
+    /// When.
+    pub tick: Tick,
+    /// `DesiredTGUpdates` of the plan.
+    pub desired_tg_updates: BTreeMap<String, DesiredUpdates>,
+    /// Per alloc: set and reason.
+    pub reasons: Vec<AllocReason>,
+    /// The plan in words.
+    pub plan: Vec<String>,
+}
+
+/// The server's state store and timers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerState {
+    /// The Raft index (bumped on every write).
+    pub index: u64,
+    /// Nodes by ID.
+    pub nodes: BTreeMap<String, NodeRecord>,
+    /// Jobs by ID.
+    pub jobs: BTreeMap<String, JobRecord>,
+    /// Allocs by ID.
+    pub allocs: BTreeMap<String, Arc<Allocation>>,
+    /// Alloc IDs by node ID.
+    pub allocs_by_node: BTreeMap<String, BTreeSet<String>>,
+    /// Alloc IDs by job ID.
+    pub allocs_by_job: BTreeMap<String, BTreeSet<String>>,
+    /// Alloc IDs by name, in creation order.
+    pub allocs_by_name: BTreeMap<String, Vec<String>>,
+    /// Evals by ID.
+    pub evals: BTreeMap<String, EvalRecord>,
+    /// Eval IDs in creation order.
+    pub eval_order: Vec<String>,
+    /// Deployments by ID.
+    pub deployments: BTreeMap<String, Deployment>,
+    /// The eval broker and blocked evals.
+    pub broker: Broker,
+    /// Heartbeat timer deadlines by node ID.
+    pub heartbeat_timers: BTreeMap<String, Tick>,
+    /// (cpu, memory) asked for by the live (non-terminal) allocs of each node.
+    pub node_usage: BTreeMap<String, (u64, u64)>,
+    /// Live allocs per node and `job/group` (for job anti-affinity).
+    pub group_counts: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Counter for generated IDs.
+    pub next_id: u64,
+}
+
+/// One leader.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Server {
+    /// Configuration.
+    pub config: ServerConfig,
+    /// The profile's switches.
+    pub rules: Rules,
+    /// The Nomad version the profile reproduces.
+    pub version: crate::profile::Version,
+    /// The seed IDs are derived from.
+    pub id_seed: u64,
+    /// State.
+    pub state: ServerState,
+}
+
+/// An input to the server.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerInput {
+    /// A client call arrived.
+    Call {
+        /// Sender.
+        node: String,
+        /// Call number.
+        call: CallId,
+        /// The RPC.
+        rpc: Rpc,
+    },
+    /// A node's heartbeat timer fired (ignored unless `deadline` is current).
+    HeartbeatTimeout {
+        /// Node.
+        node: String,
+        /// The deadline the timer was set for.
+        deadline: Tick,
+    },
+    /// An eval's `WaitUntil` was reached.
+    EvalDelayElapsed {
+        /// Eval ID.
+        eval: String,
+    },
+    /// The worker processes one ready eval (`None`: the broker's next).
+    ProcessEval {
+        /// Eval ID.
+        eval: Option<String>,
+    },
+    /// Register a job (new or new version).
+    RegisterJob {
+        /// The spec.
+        spec: JobSpec,
+    },
+    /// Stop a job.
+    StopJob {
+        /// Job ID.
+        job: String,
+    },
+    /// Drain a node or cancel the drain.
+    Drain {
+        /// Node.
+        node: String,
+        /// Drain or cancel.
+        enable: bool,
+    },
+    /// Garbage-collect finished allocs.
+    Gc,
+    /// Set a node's eligibility.
+    Eligibility {
+        /// Node.
+        node: String,
+        /// Eligible.
+        eligible: bool,
+    },
+}
+
+/// What the server asks the simulator to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerEffect {
+    /// Send a reply to a call.
+    Reply {
+        /// Receiver.
+        node: String,
+        /// Call number.
+        call: CallId,
+        /// The RPC it answers.
+        rpc: Rpc,
+        /// The reply.
+        reply: Reply,
+    },
+    /// Fire `HeartbeatTimeout` at `at`.
+    HeartbeatTimer {
+        /// Node.
+        node: String,
+        /// Deadline.
+        at: Tick,
+    },
+    /// Fire `EvalDelayElapsed` at `at`.
+    EvalTimer {
+        /// Eval ID.
+        eval: String,
+        /// When.
+        at: Tick,
+    },
+    /// Some eval is ready for the worker.
+    EvalReady,
+    /// Allocs of this node changed (wakes its blocking `GetClientAllocs`).
+    AllocsChanged {
+        /// Node.
+        node: String,
+    },
+    /// Record this in the trace.
+    Trace(TraceEvent),
+}
+
+impl Server {
+    /// An empty server.
+    pub fn new(config: ServerConfig, version: crate::profile::Version, id_seed: u64) -> Server {
+        Server {
+            config,
+            rules: Rules::for_version(version),
+            version,
+            id_seed,
+            state: ServerState {
+                index: 1,
+                nodes: BTreeMap::new(),
+                jobs: BTreeMap::new(),
+                allocs: BTreeMap::new(),
+                allocs_by_node: BTreeMap::new(),
+                allocs_by_job: BTreeMap::new(),
+                allocs_by_name: BTreeMap::new(),
+                evals: BTreeMap::new(),
+                eval_order: Vec::new(),
+                deployments: BTreeMap::new(),
+                broker: Broker::default(),
+                heartbeat_timers: BTreeMap::new(),
+                node_usage: BTreeMap::new(),
+                group_counts: BTreeMap::new(),
+                next_id: 0,
+            },
+        }
+    }
+
+    /// Handles one input.
+    pub fn handle(&mut self, now: Tick, input: ServerInput, rng: &mut Rng) -> Vec<ServerEffect> {
+        let mut out = Vec::new();
+        match input {
+            ServerInput::Call { node, call, rpc } => {
+                self.handle_call(now, &node, call, rpc, rng, &mut out)
+            }
+            ServerInput::HeartbeatTimeout { node, deadline } => {
+                if self.state.heartbeat_timers.get(&node) == Some(&deadline) {
+                    self.invalidate_heartbeat(now, &node, rng, &mut out);
+                }
+            }
+            ServerInput::EvalDelayElapsed { eval } => {
+                self.state.broker.delay_elapsed(&eval);
+                self.enqueue_ready(&eval, &mut out);
+            }
+            ServerInput::ProcessEval { eval } => self.process_eval(now, eval, &mut out),
+            ServerInput::RegisterJob { spec } => self.register_job(now, spec, &mut out),
+            ServerInput::StopJob { job } => self.stop_job(now, &job, &mut out),
+            ServerInput::Drain { node, enable } => self.drain_node(now, &node, enable, &mut out),
+            ServerInput::Gc => self.gc(&mut out),
+            ServerInput::Eligibility { node, eligible } => {
+                self.set_eligibility(now, &node, eligible, &mut out)
+            }
+        }
+        out
+    }
+
+    /// A new Raft index.
+    pub fn bump_index(&mut self) -> u64 {
+        self.state.index += 1;
+        self.state.index
+    }
+
+    /// A new UUID-shaped ID, derived from the seed and a counter.
+    pub fn new_id(&mut self) -> String {
+        let counter = self.state.next_id;
+        self.state.next_id += 1;
+        id_from(self.id_seed, counter)
+    }
+}
+
+/// The key of a job's group in [`ServerState::group_counts`].
+pub fn group_key(job: &str, group: &str) -> String {
+    format!("{job}/{group}")
+}
+
+/// The UUID-shaped ID number `counter` of a run seeded with `seed`.
+pub fn id_from(seed: u64, counter: u64) -> String {
+    {
+        let mut x = seed ^ counter.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^= x >> 31;
+        format!(
+            "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+            (x >> 32) as u32,
+            (x >> 16) & 0xffff,
+            x & 0xfff,
+            (counter >> 48) & 0xfff,
+            counter & 0xffff_ffff_ffff
+        )
+    }
+}
+
+impl Server {
+    /// Adds (`sign` 1) or removes (-1) a live alloc's share of its node.
+    fn account(&mut self, alloc: &Allocation, sign: i64) {
+        if alloc.terminal_status() {
+            return;
+        }
+        let (cpu, mem) = self.alloc_resources(alloc);
+        let usage = self
+            .state
+            .node_usage
+            .entry(alloc.node_id.clone())
+            .or_default();
+        if sign > 0 {
+            usage.0 += cpu;
+            usage.1 += mem;
+        } else {
+            usage.0 = usage.0.saturating_sub(cpu);
+            usage.1 = usage.1.saturating_sub(mem);
+        }
+        let count = self
+            .state
+            .group_counts
+            .entry(alloc.node_id.clone())
+            .or_default()
+            .entry(group_key(&alloc.job_id, &alloc.task_group))
+            .or_default();
+        *count = if sign > 0 {
+            *count + 1
+        } else {
+            count.saturating_sub(1)
+        };
+    }
+
+    /// Writes an alloc (insert or replace), keeping the indexes.
+    pub fn put_alloc(&mut self, alloc: Allocation) {
+        if let Some(old) = self.state.allocs.get(&alloc.id).cloned() {
+            self.account(&old, -1);
+        }
+        self.account(&alloc, 1);
+        let id = alloc.id.clone();
+        if !self.state.allocs.contains_key(&id) {
+            self.state
+                .allocs_by_node
+                .entry(alloc.node_id.clone())
+                .or_default()
+                .insert(id.clone());
+            self.state
+                .allocs_by_job
+                .entry(alloc.job_id.clone())
+                .or_default()
+                .insert(id.clone());
+            self.state
+                .allocs_by_name
+                .entry(alloc.name.clone())
+                .or_default()
+                .push(id.clone());
+        }
+        self.state.allocs.insert(id, Arc::new(alloc));
+    }
+
+    /// Removes finished allocs from the state store.
+    pub fn gc(&mut self, out: &mut Vec<ServerEffect>) {
+        let doomed: Vec<Arc<Allocation>> = self
+            .state
+            .allocs
+            .values()
+            .filter(|a| {
+                a.client_terminal_status()
+                    && (a.server_terminal_status()
+                        || a.job
+                            .as_ref()
+                            .is_some_and(|j| j.job_type == crate::model::JobType::Batch))
+            })
+            .cloned()
+            .collect();
+        let mut nodes = BTreeSet::new();
+        for alloc in doomed {
+            self.account(&alloc, -1);
+            self.state.allocs.remove(&alloc.id);
+            if let Some(ids) = self.state.allocs_by_node.get_mut(&alloc.node_id) {
+                ids.remove(&alloc.id);
+            }
+            if let Some(ids) = self.state.allocs_by_job.get_mut(&alloc.job_id) {
+                ids.remove(&alloc.id);
+            }
+            out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
+                alloc: alloc.id.clone(),
+                name: alloc.name.clone(),
+                node: alloc.node_id.clone(),
+                detail: "garbage-collected".to_string(),
+            }));
+            nodes.insert(alloc.node_id.clone());
+        }
+        for node in nodes {
+            out.push(ServerEffect::AllocsChanged { node });
+        }
+    }
+
+    /// The allocs on a node.
+    pub fn node_allocs(&self, node: &str) -> Vec<Arc<Allocation>> {
+        self.state
+            .allocs_by_node
+            .get(node)
+            .map(|ids| {
+                ids.iter()
+                    .filter_map(|id| self.state.allocs.get(id).cloned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The allocs of a job.
+    pub fn job_allocs(&self, job: &str) -> Vec<Arc<Allocation>> {
+        self.state
+            .allocs_by_job
+            .get(job)
+            .map(|ids| {
+                ids.iter()
+                    .filter_map(|id| self.state.allocs.get(id).cloned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The group's lost_after under this profile (0 = not set).
+    pub fn lost_after(&self, job: &Job, group: &str) -> crate::model::Duration {
+        use crate::profile::DisconnectConfig;
+        let Some(tg) = job.lookup_task_group(group) else {
+            return crate::model::Duration::ZERO;
+        };
+        match self.rules.disconnect_config {
+            DisconnectConfig::Legacy => tg.max_client_disconnect.unwrap_or_default(),
+            DisconnectConfig::BlockLegacyWins => tg.lost_after(true),
+            DisconnectConfig::BlockOnly => tg.lost_after(false),
+        }
+    }
+
+    /// Whether legacy disconnect fields are honoured under this profile.
+    pub fn honour_legacy(&self) -> bool {
+        !matches!(
+            self.rules.disconnect_config,
+            crate::profile::DisconnectConfig::BlockOnly
+        )
+    }
+
+    /// Creates an eval, stores it and hands it to the broker (or its delay
+    /// heap, or the blocked set).
+    #[allow(clippy::too_many_arguments)]
+    pub fn create_eval(
+        &mut self,
+        now: Tick,
+        job: &Job,
+        trigger: &str,
+        node: &str,
+        wait_until: Option<Tick>,
+        previous: &str,
+        out: &mut Vec<ServerEffect>,
+    ) -> String {
+        let id = self.new_id();
+        let index = self.bump_index();
+        let eval = Evaluation {
+            id: id.clone(),
+            namespace: "default".to_string(),
+            priority: job.priority,
+            eval_type: job.job_type.as_str().to_string(),
+            triggered_by: trigger.to_string(),
+            job_id: job.id.clone(),
+            node_id: node.to_string(),
+            status: crate::model::EvalStatus::Pending,
+            wait_until: wait_until.map_or(Time::ZERO, tick_time),
+            previous_eval: previous.to_string(),
+            create_index: index,
+            modify_index: index,
+            create_time: tick_time(now),
+            modify_time: tick_time(now),
+            ..Evaluation::default()
+        };
+        self.insert_eval(now, eval, wait_until, out);
+        id
+    }
+
+    /// Stores an eval and hands it to the broker.
+    pub fn insert_eval(
+        &mut self,
+        now: Tick,
+        eval: Evaluation,
+        wait_until: Option<Tick>,
+        out: &mut Vec<ServerEffect>,
+    ) {
+        let id = eval.id.clone();
+        let seq = self.state.eval_order.len() as u64;
+        out.push(ServerEffect::Trace(TraceEvent::EvalCreated {
+            eval: id.clone(),
+            job: eval.job_id.clone(),
+            trigger: eval.triggered_by.clone(),
+            node: eval.node_id.clone(),
+            wait_until,
+            status: eval.status.as_str().to_string(),
+        }));
+        let blocked = eval.status == crate::model::EvalStatus::Blocked;
+        let job = eval.job_id.clone();
+        let priority = eval.priority;
+        self.state.evals.insert(
+            id.clone(),
+            EvalRecord {
+                eval,
+                created_tick: now,
+                wait_until,
+                seq,
+                outcome: None,
+            },
+        );
+        self.state.eval_order.push(id.clone());
+        if blocked {
+            if let Some(old) = self.state.broker.block(&job, &id) {
+                self.cancel_eval(now, &old, "a newer blocked eval exists for the job", out);
+            }
+            return;
+        }
+        match wait_until {
+            Some(at) if at > now => {
+                self.state.broker.delay(&id, at);
+                out.push(ServerEffect::EvalTimer { eval: id, at });
+            }
+            _ => {
+                let _ = priority;
+                self.enqueue_ready(&id, out);
+            }
+        }
+    }
+
+    /// Enqueues an eval in the broker; reports whether one is ready.
+    pub fn enqueue_ready(&mut self, id: &str, out: &mut Vec<ServerEffect>) {
+        let Some(record) = self.state.evals.get(id) else {
+            return;
+        };
+        let (job, priority, seq) = (record.eval.job_id.clone(), record.eval.priority, record.seq);
+        self.state.broker.enqueue(&job, id, priority, seq);
+        if self.state.broker.has_ready() {
+            out.push(ServerEffect::EvalReady);
+        }
+    }
+
+    /// Marks an eval cancelled.
+    pub fn cancel_eval(&mut self, now: Tick, id: &str, reason: &str, out: &mut Vec<ServerEffect>) {
+        let index = self.bump_index();
+        if let Some(record) = self.state.evals.get_mut(id) {
+            record.eval.status = crate::model::EvalStatus::Canceled;
+            record.eval.status_description = reason.to_string();
+            record.eval.modify_index = index;
+            record.eval.modify_time = tick_time(now);
+        }
+        self.state.broker.forget(id);
+        out.push(ServerEffect::Trace(TraceEvent::EvalState {
+            eval: id.to_string(),
+            state: "canceled".to_string(),
+            reason: reason.to_string(),
+        }));
+    }
+
+    /// Re-enqueues every blocked eval (capacity may have appeared).
+    pub fn unblock_all(&mut self, reason: &str, out: &mut Vec<ServerEffect>) {
+        let blocked = self.state.broker.take_blocked();
+        for id in blocked {
+            out.push(ServerEffect::Trace(TraceEvent::EvalState {
+                eval: id.clone(),
+                state: "unblocked".to_string(),
+                reason: reason.to_string(),
+            }));
+            self.enqueue_ready(&id, out);
+        }
+    }
+}

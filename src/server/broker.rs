@@ -1,0 +1,167 @@
+//! The eval broker and the blocked-eval set (Nomad's `nomad/eval_broker.go`
+//! and `nomad/blocked_evals.go`), reduced to what one worker needs:
+//! ready evals in priority order with at most one per job ready or in
+//! flight, the others queued per job; delayed evals waiting for their
+//! `WaitUntil`; blocked evals, one per job, waiting for capacity.
+
+use crate::sim::queue::Tick;
+use serde::{Deserialize, Serialize};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A ready eval's place in the queue: higher priority first, then older.
+type ReadyKey = (Reverse<i64>, u64, String);
+
+/// The broker's queues.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Broker {
+    /// Ready evals.
+    pub ready: BTreeSet<ReadyKey>,
+    /// The eval of each job that is ready or in flight.
+    pub job_active: BTreeMap<String, String>,
+    /// Evals queued behind the active one, per job: (seq, priority, id).
+    pub queued: BTreeMap<String, Vec<(u64, i64, String)>>,
+    /// Delayed evals and when they become ready.
+    pub delayed: BTreeMap<String, Tick>,
+    /// The blocked eval of each job.
+    pub blocked: BTreeMap<String, String>,
+}
+
+impl Broker {
+    /// Puts an eval in the ready set, or behind its job's active eval.
+    pub fn enqueue(&mut self, job: &str, id: &str, priority: i64, seq: u64) {
+        if self.job_active.get(job).is_some_and(|active| active != id) {
+            let queue = self.queued.entry(job.to_string()).or_default();
+            if !queue.iter().any(|(_, _, queued)| queued == id) {
+                queue.push((seq, priority, id.to_string()));
+            }
+            return;
+        }
+        self.job_active.insert(job.to_string(), id.to_string());
+        self.ready.insert((Reverse(priority), seq, id.to_string()));
+    }
+
+    /// Whether some eval is ready.
+    pub fn has_ready(&self) -> bool {
+        !self.ready.is_empty()
+    }
+
+    /// Takes the next ready eval, or the named one if it is ready.
+    pub fn dequeue(&mut self, wanted: Option<&str>) -> Option<String> {
+        let key = match wanted {
+            Some(id) => self
+                .ready
+                .iter()
+                .find(|(_, _, ready)| ready == id)
+                .cloned()?,
+            None => self.ready.iter().next().cloned()?,
+        };
+        self.ready.remove(&key);
+        Some(key.2)
+    }
+
+    /// The worker finished `id` of `job`: the next queued eval of the job
+    /// becomes ready. With `cancel_stale` (#14621) the newest queued eval
+    /// goes ahead and the older ones are returned to be cancelled.
+    pub fn ack(
+        &mut self,
+        job: &str,
+        id: &str,
+        cancel_stale: bool,
+    ) -> (Option<String>, Vec<String>) {
+        if self.job_active.get(job).map(String::as_str) == Some(id) {
+            self.job_active.remove(job);
+        }
+        let Some(mut queue) = self.queued.remove(job) else {
+            return (None, Vec::new());
+        };
+        queue.sort();
+        if queue.is_empty() {
+            return (None, Vec::new());
+        }
+        let (next, cancelled) = if cancel_stale {
+            let next = queue.pop();
+            (next, queue.into_iter().map(|(_, _, id)| id).collect())
+        } else {
+            let next = queue.remove(0);
+            if !queue.is_empty() {
+                self.queued.insert(job.to_string(), queue);
+            }
+            (Some(next), Vec::new())
+        };
+        let next = next.map(|(seq, priority, next_id)| {
+            self.job_active.insert(job.to_string(), next_id.clone());
+            self.ready.insert((Reverse(priority), seq, next_id.clone()));
+            next_id
+        });
+        (next, cancelled)
+    }
+
+    /// Parks an eval until `at`.
+    pub fn delay(&mut self, id: &str, at: Tick) {
+        self.delayed.insert(id.to_string(), at);
+    }
+
+    /// A delayed eval's time came.
+    pub fn delay_elapsed(&mut self, id: &str) {
+        self.delayed.remove(id);
+    }
+
+    /// Blocks an eval for its job; returns the job's previous blocked eval,
+    /// which the caller cancels.
+    pub fn block(&mut self, job: &str, id: &str) -> Option<String> {
+        self.blocked
+            .insert(job.to_string(), id.to_string())
+            .filter(|old| old != id)
+    }
+
+    /// Takes every blocked eval, in job order.
+    pub fn take_blocked(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.blocked).into_values().collect()
+    }
+
+    /// Removes an eval from every queue.
+    pub fn forget(&mut self, id: &str) {
+        self.ready.retain(|(_, _, ready)| ready != id);
+        self.delayed.remove(id);
+        self.blocked.retain(|_, blocked| blocked != id);
+        for queue in self.queued.values_mut() {
+            queue.retain(|(_, _, queued)| queued != id);
+        }
+        self.queued.retain(|_, queue| !queue.is_empty());
+        let jobs: Vec<String> = self
+            .job_active
+            .iter()
+            .filter(|(_, active)| *active == id)
+            .map(|(job, _)| job.clone())
+            .collect();
+        for job in jobs {
+            self.job_active.remove(&job);
+        }
+    }
+
+    /// Ready eval IDs in queue order.
+    pub fn ready_ids(&self) -> Vec<String> {
+        self.ready.iter().map(|(_, _, id)| id.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Broker;
+
+    #[test]
+    fn one_eval_per_job_and_priority_order() {
+        let mut broker = Broker::default();
+        broker.enqueue("a", "a1", 50, 0);
+        broker.enqueue("a", "a2", 50, 1);
+        broker.enqueue("b", "b1", 70, 2);
+        assert_eq!(broker.ready_ids(), vec!["b1".to_string(), "a1".to_string()]);
+        assert_eq!(broker.dequeue(None).as_deref(), Some("b1"));
+        assert_eq!(broker.dequeue(None).as_deref(), Some("a1"));
+        broker.enqueue("a", "a3", 50, 3);
+        let (next, cancelled) = broker.ack("a", "a1", true);
+        assert_eq!(next.as_deref(), Some("a3"));
+        assert_eq!(cancelled, vec!["a2".to_string()]);
+    }
+}

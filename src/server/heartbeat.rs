@@ -1,0 +1,121 @@
+//! Heartbeat TTLs and their expiry (Nomad's `nomad/heartbeat.go`).
+//!
+//! The TTL told to a client is `max(min_heartbeat_ttl, timers /
+//! max_heartbeats_per_second)` plus a random stagger below that; the
+//! server's timer fires `heartbeat_grace` later. When it fires, the node is
+//! asked to become `disconnected` if some alloc on it may still wait for it
+//! (a lost_after is set, it should run, and it has not expired), else `down`.
+
+use super::{Server, ServerEffect, tick_time};
+use crate::model::{DesiredStatus, NodeStatus};
+use crate::sim::queue::Tick;
+use crate::sim::rng::Rng;
+use crate::sim::trace::TraceEvent;
+
+impl Server {
+    /// Resets a node's timer; returns the TTL to tell the client.
+    pub fn reset_heartbeat_timer(
+        &mut self,
+        now: Tick,
+        node: &str,
+        rng: &mut Rng,
+        out: &mut Vec<ServerEffect>,
+    ) -> Tick {
+        let timers = self.state.heartbeat_timers.len() as f64;
+        let rate = self.config.max_heartbeats_per_second;
+        let mut ttl = self.config.min_heartbeat_ttl;
+        if rate > 0.0 {
+            let scaled = (timers / rate * 1000.0) as Tick;
+            ttl = ttl.max(scaled);
+        }
+        ttl += rng.stagger(ttl);
+        let deadline = now + ttl + self.config.heartbeat_grace;
+        self.state
+            .heartbeat_timers
+            .insert(node.to_string(), deadline);
+        out.push(ServerEffect::HeartbeatTimer {
+            node: node.to_string(),
+            at: deadline,
+        });
+        ttl
+    }
+
+    /// The heartbeat timer of `node` fired.
+    pub fn invalidate_heartbeat(
+        &mut self,
+        now: Tick,
+        node: &str,
+        rng: &mut Rng,
+        out: &mut Vec<ServerEffect>,
+    ) {
+        self.state.heartbeat_timers.remove(node);
+        let (requested, reason) = self.disconnect_state(now, node);
+        out.push(ServerEffect::Trace(TraceEvent::HeartbeatMissed {
+            node: node.to_string(),
+            requested: requested.as_str().to_string(),
+            reason,
+        }));
+        if self.state.nodes.contains_key(node) {
+            let _ =
+                self.update_node_status(now, node, requested, "node heartbeat missed", rng, out);
+        }
+    }
+
+    /// `disconnectState`: the status a node whose heartbeat expired gets.
+    pub fn disconnect_state(&self, now: Tick, node: &str) -> (NodeStatus, String) {
+        let Some(record) = self.state.nodes.get(node) else {
+            return (NodeStatus::Down, "node not found".to_string());
+        };
+        match record.node.status {
+            NodeStatus::Down => return (NodeStatus::Down, "node is down".to_string()),
+            NodeStatus::Initializing => {
+                return (NodeStatus::Down, "node is initializing".to_string());
+            }
+            _ => {}
+        }
+        if !self.rules.disconnected_clients {
+            return (
+                NodeStatus::Down,
+                "no disconnected clients in this version".to_string(),
+            );
+        }
+        let now_time = tick_time(now);
+        let honour_legacy = self.honour_legacy();
+        let mut can_disconnect = false;
+        let mut pending_reconnect = Vec::new();
+        for alloc in self.node_allocs(node) {
+            let Some(job) = alloc.job.as_ref() else {
+                continue;
+            };
+            let lost_after = self.lost_after(job, &alloc.task_group);
+            if lost_after.is_zero() {
+                continue;
+            }
+            can_disconnect = true;
+            let last_unknown = if self.rules.last_unknown_earliest {
+                alloc.last_unknown()
+            } else {
+                alloc.last_unknown_latest()
+            };
+            let expired = alloc.job_task_group().is_some_and(|_| {
+                alloc.client_status == crate::model::ClientStatus::Unknown
+                    && !last_unknown.is_zero()
+                    && last_unknown.add(lost_after) <= now_time
+            });
+            let _ = honour_legacy;
+            if alloc.desired_status == DesiredStatus::Run && !expired {
+                pending_reconnect.push(alloc.name.clone());
+            }
+        }
+        if can_disconnect && !pending_reconnect.is_empty() {
+            (
+                NodeStatus::Disconnected,
+                format!("may reconnect: {}", pending_reconnect.join(", ")),
+            )
+        } else if can_disconnect {
+            (NodeStatus::Down, "no alloc may wait any more".to_string())
+        } else {
+            (NodeStatus::Down, "no alloc sets lost_after".to_string())
+        }
+    }
+}

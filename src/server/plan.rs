@@ -1,0 +1,467 @@
+//! Plans and the plan applier (Nomad's `structs.Plan`, `nomad/plan_apply.go:
+//! evaluateNodePlan` and `state_store.go: upsertAllocsImpl`).
+//!
+//! A plan lists, per node, the allocs to stop, the allocs to write (new
+//! ones and full updates of existing ones) and the allocs to evict. The
+//! applier accepts or rejects each node's part by the node's status; a
+//! rejected node loses both its stops and its writes, the other nodes
+//! commit (a partial commit), and the scheduler retries.
+
+use super::{Server, ServerEffect, tick_time};
+use crate::model::{
+    Allocation, ClientStatus, Deployment, DeploymentStatusUpdate, DesiredStatus, NodeStatus,
+};
+use crate::sim::queue::Tick;
+use crate::sim::trace::{TraceEvent, short};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// A stop in a plan (the normalized form: only what Nomad keeps).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanStop {
+    /// Alloc ID.
+    pub alloc_id: String,
+    /// `DesiredDescription`.
+    pub description: String,
+    /// Client status to write (`lost`), if any.
+    pub client_status: Option<ClientStatus>,
+    /// Follow-up eval to attach.
+    pub followup_eval_id: String,
+}
+
+/// A scheduler's plan.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Plan {
+    /// Stops per node.
+    pub node_update: BTreeMap<String, Vec<PlanStop>>,
+    /// Allocs to write per node (new or updated, full objects).
+    pub node_allocation: BTreeMap<String, Vec<Allocation>>,
+    /// Evictions per node (alloc ID, preempting alloc ID).
+    pub node_preemptions: BTreeMap<String, Vec<(String, String)>>,
+    /// A deployment to create or update.
+    pub deployment: Option<Deployment>,
+    /// Deployment status changes.
+    pub deployment_updates: Vec<DeploymentStatusUpdate>,
+}
+
+impl Plan {
+    /// Whether the plan changes nothing.
+    pub fn is_noop(&self) -> bool {
+        self.node_update.is_empty()
+            && self.node_allocation.is_empty()
+            && self.node_preemptions.is_empty()
+            && self.deployment.is_none()
+            && self.deployment_updates.is_empty()
+    }
+
+    /// Adds a stop.
+    pub fn stop(
+        &mut self,
+        alloc: &Allocation,
+        description: &str,
+        client_status: Option<ClientStatus>,
+        followup: &str,
+    ) {
+        self.node_update
+            .entry(alloc.node_id.clone())
+            .or_default()
+            .push(PlanStop {
+                alloc_id: alloc.id.clone(),
+                description: description.to_string(),
+                client_status,
+                followup_eval_id: followup.to_string(),
+            });
+    }
+
+    /// Adds an alloc to write.
+    pub fn write(&mut self, alloc: Allocation) {
+        self.node_allocation
+            .entry(alloc.node_id.clone())
+            .or_default()
+            .push(alloc);
+    }
+
+    /// One line per node for the trace.
+    pub fn describe(&self, server: &Server) -> Vec<String> {
+        let mut lines = Vec::new();
+        let nodes: BTreeSet<&String> = self
+            .node_update
+            .keys()
+            .chain(self.node_allocation.keys())
+            .chain(self.node_preemptions.keys())
+            .collect();
+        for node in nodes {
+            let mut parts = Vec::new();
+            for stop in self.node_update.get(node).into_iter().flatten() {
+                let name = server
+                    .state
+                    .allocs
+                    .get(&stop.alloc_id)
+                    .map_or(String::new(), |a| a.name.clone());
+                parts.push(format!(
+                    "stop {name}({}){}",
+                    short(&stop.alloc_id),
+                    stop.client_status
+                        .as_ref()
+                        .map_or(String::new(), |s| format!(" as {s}"))
+                ));
+            }
+            for alloc in self.node_allocation.get(node).into_iter().flatten() {
+                let verb = if server.state.allocs.contains_key(&alloc.id) {
+                    if alloc.client_status == ClientStatus::Unknown {
+                        "mark-unknown"
+                    } else {
+                        "update"
+                    }
+                } else {
+                    "place"
+                };
+                parts.push(format!("{verb} {}({})", alloc.name, short(&alloc.id)));
+            }
+            for (alloc, _) in self.node_preemptions.get(node).into_iter().flatten() {
+                parts.push(format!("evict {}", short(alloc)));
+            }
+            lines.push(format!("{node}: {}", parts.join(", ")));
+        }
+        lines
+    }
+}
+
+/// What applying a plan did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ApplyResult {
+    /// Nodes whose part was rejected.
+    pub rejected_nodes: Vec<String>,
+    /// Allocs written.
+    pub written: usize,
+}
+
+impl Server {
+    /// `evaluateNodePlan`: whether a node's part of the plan may commit.
+    fn node_plan_ok(&self, node: &str, plan: &Plan) -> Result<(), String> {
+        let Some(entries) = plan.node_allocation.get(node).filter(|e| !e.is_empty()) else {
+            return Ok(());
+        };
+        let Some(record) = self.state.nodes.get(node) else {
+            return Err("node does not exist".to_string());
+        };
+        match record.node.status {
+            NodeStatus::Disconnected => {
+                if entries
+                    .iter()
+                    .all(|a| a.client_status == ClientStatus::Unknown)
+                {
+                    Ok(())
+                } else {
+                    Err("node is disconnected and contains invalid updates".to_string())
+                }
+            }
+            NodeStatus::Down => {
+                let honour = self.honour_legacy();
+                if self.rules.plan_down_accepts_lost
+                    && entries.iter().all(|a| {
+                        a.client_status == ClientStatus::Lost
+                            || (a.client_status == ClientStatus::Unknown
+                                && !a.replace_on_disconnect(honour))
+                    })
+                {
+                    Ok(())
+                } else {
+                    Err("node is down".to_string())
+                }
+            }
+            NodeStatus::Ready => {
+                let only_updates = entries.iter().all(|a| {
+                    self.state
+                        .allocs
+                        .get(&a.id)
+                        .is_some_and(|existing| !existing.terminal_status())
+                });
+                if only_updates {
+                    return Ok(());
+                }
+                if !record.node.ready() {
+                    return Err("node is not eligible".to_string());
+                }
+                // Resource fit: live allocs, minus the plan's stops and
+                // evictions, plus the plan's writes.
+                let removed: BTreeSet<&String> = plan
+                    .node_update
+                    .get(node)
+                    .into_iter()
+                    .flatten()
+                    .map(|s| &s.alloc_id)
+                    .chain(
+                        plan.node_preemptions
+                            .get(node)
+                            .into_iter()
+                            .flatten()
+                            .map(|(id, _)| id),
+                    )
+                    .collect();
+                let written: BTreeSet<&String> = entries.iter().map(|a| &a.id).collect();
+                let (mut cpu, mut mem) = (0_u64, 0_u64);
+                for alloc in self.node_allocs(node) {
+                    if alloc.terminal_status()
+                        || removed.contains(&alloc.id)
+                        || written.contains(&alloc.id)
+                    {
+                        continue;
+                    }
+                    let (c, m) = self.alloc_resources(&alloc);
+                    cpu += c;
+                    mem += m;
+                }
+                for alloc in entries {
+                    if alloc.terminal_status() {
+                        continue;
+                    }
+                    let (c, m) = self.alloc_resources(alloc);
+                    cpu += c;
+                    mem += m;
+                }
+                if cpu > record.cpu || mem > record.memory_mb {
+                    Err("resources exhausted".to_string())
+                } else {
+                    Ok(())
+                }
+            }
+            _ => Err(format!("node is {}", record.node.status)),
+        }
+    }
+
+    /// The (cpu, memory) an alloc asks for, from its job version's spec.
+    pub fn alloc_resources(&self, alloc: &Allocation) -> (u64, u64) {
+        let Some(record) = self.state.jobs.get(&alloc.job_id) else {
+            return (0, 0);
+        };
+        let Some(spec) = record.spec(alloc.job_version()) else {
+            return (0, 0);
+        };
+        spec.groups
+            .iter()
+            .find(|g| g.name == alloc.task_group)
+            .map_or((0, 0), |g| {
+                (g.cpu.unwrap_or(100), g.memory_mb.unwrap_or(128))
+            })
+    }
+
+    /// Applies a plan: checks each node, writes what commits.
+    pub fn apply_plan(
+        &mut self,
+        now: Tick,
+        eval_id: &str,
+        plan: &Plan,
+        out: &mut Vec<ServerEffect>,
+    ) -> ApplyResult {
+        let mut result = ApplyResult::default();
+        let nodes: BTreeSet<String> = plan
+            .node_update
+            .keys()
+            .chain(plan.node_allocation.keys())
+            .chain(plan.node_preemptions.keys())
+            .cloned()
+            .collect();
+        let mut accepted = Vec::new();
+        for node in &nodes {
+            match self.node_plan_ok(node, plan) {
+                Ok(()) => accepted.push(node.clone()),
+                Err(reason) => {
+                    out.push(ServerEffect::Trace(TraceEvent::PlanRejected {
+                        node: node.clone(),
+                        reason,
+                    }));
+                    result.rejected_nodes.push(node.clone());
+                }
+            }
+        }
+        let index = self.bump_index();
+        let now_time = tick_time(now);
+        if let Some(deployment) = &plan.deployment {
+            let mut deployment = deployment.clone();
+            if deployment.create_index == 0 {
+                deployment.create_index = index;
+            }
+            deployment.modify_index = index;
+            self.state
+                .deployments
+                .insert(deployment.id.clone(), deployment);
+        }
+        for update in &plan.deployment_updates {
+            if let Some(deployment) = self.state.deployments.get_mut(&update.deployment_id) {
+                deployment.status = update.status.clone();
+                deployment.status_description = update.status_description.clone();
+                deployment.modify_index = index;
+            }
+        }
+        let mut preempting_jobs: Vec<String> = Vec::new();
+        for node in &accepted {
+            let mut touched = false;
+            // Nomad upserts the updated allocs first, then the stopped ones
+            // (denormalized from the state before the plan), then the
+            // preempted ones: a stop wins over an update of the same alloc.
+            let before: BTreeMap<String, Arc<Allocation>> = plan
+                .node_update
+                .get(node)
+                .into_iter()
+                .flatten()
+                .filter_map(|s| {
+                    self.state
+                        .allocs
+                        .get(&s.alloc_id)
+                        .map(|a| (s.alloc_id.clone(), Arc::clone(a)))
+                })
+                .collect();
+            for planned in plan.node_allocation.get(node).into_iter().flatten() {
+                let mut alloc = planned.clone();
+                alloc.modify_index = index;
+                alloc.alloc_modify_index = index;
+                alloc.modify_time = now_time;
+                match self.state.allocs.get(&alloc.id).cloned() {
+                    Some(existing) => {
+                        alloc.task_states = existing.task_states.clone();
+                        if !matches!(
+                            alloc.client_status,
+                            ClientStatus::Lost | ClientStatus::Unknown
+                        ) {
+                            alloc.client_status = existing.client_status.clone();
+                            alloc.client_description = existing.client_description.clone();
+                        }
+                        let detail = if alloc.client_status == ClientStatus::Unknown
+                            && existing.client_status != ClientStatus::Unknown
+                        {
+                            "client unknown (node disconnected)".to_string()
+                        } else if alloc.alloc_states.len() > existing.alloc_states.len() {
+                            format!(
+                                "alloc state {} appended",
+                                alloc.alloc_states.last().map_or("", |s| s.value.as_str())
+                            )
+                        } else if alloc.job_version() != existing.job_version() {
+                            format!("updated in place to v{}", alloc.job_version())
+                        } else {
+                            "updated".to_string()
+                        };
+                        out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
+                            alloc: alloc.id.clone(),
+                            name: alloc.name.clone(),
+                            node: alloc.node_id.clone(),
+                            detail,
+                        }));
+                    }
+                    None => {
+                        alloc.create_index = index;
+                        alloc.create_time = now_time;
+                        alloc.eval_id = eval_id.to_string();
+                        if !alloc.previous_allocation.is_empty()
+                            && let Some(prev) =
+                                self.state.allocs.get(&alloc.previous_allocation).cloned()
+                        {
+                            let mut prev = (*prev).clone();
+                            prev.next_allocation = alloc.id.clone();
+                            prev.modify_index = index;
+                            self.put_alloc(prev);
+                        }
+                        out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
+                            alloc: alloc.id.clone(),
+                            name: alloc.name.clone(),
+                            node: alloc.node_id.clone(),
+                            detail: format!(
+                                "placed v{}{}{}",
+                                alloc.job_version(),
+                                if alloc.previous_allocation.is_empty() {
+                                    String::new()
+                                } else {
+                                    format!(", replaces {}", short(&alloc.previous_allocation))
+                                },
+                                if alloc.preempted_allocations.is_empty() {
+                                    String::new()
+                                } else {
+                                    format!(
+                                        ", preempts {}",
+                                        alloc
+                                            .preempted_allocations
+                                            .iter()
+                                            .map(|id| short(id).to_string())
+                                            .collect::<Vec<_>>()
+                                            .join(",")
+                                    )
+                                }
+                            ),
+                        }));
+                    }
+                }
+                self.put_alloc(alloc);
+                result.written += 1;
+                touched = true;
+            }
+            for stop in plan.node_update.get(node).into_iter().flatten() {
+                let Some(existing) = before.get(&stop.alloc_id).cloned() else {
+                    continue;
+                };
+                let mut alloc = (*existing).clone();
+                alloc.desired_status = DesiredStatus::Stop;
+                alloc.desired_description = stop.description.clone();
+                if let Some(status) = &stop.client_status {
+                    alloc.client_status = status.clone();
+                }
+                if !stop.followup_eval_id.is_empty() {
+                    alloc.followup_eval_id = stop.followup_eval_id.clone();
+                }
+                alloc.modify_index = index;
+                alloc.alloc_modify_index = index;
+                alloc.modify_time = now_time;
+                out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
+                    alloc: alloc.id.clone(),
+                    name: alloc.name.clone(),
+                    node: alloc.node_id.clone(),
+                    detail: format!(
+                        "desired stop{} ({})",
+                        stop.client_status
+                            .as_ref()
+                            .map_or(String::new(), |s| format!(", client {s}")),
+                        stop.description
+                    ),
+                }));
+                self.put_alloc(alloc);
+                result.written += 1;
+                touched = true;
+            }
+            for (victim, by) in plan.node_preemptions.get(node).into_iter().flatten() {
+                let Some(existing) = self.state.allocs.get(victim).cloned() else {
+                    continue;
+                };
+                if existing.terminal_status() {
+                    // Already terminal at apply time: the eviction is dropped.
+                    continue;
+                }
+                let mut alloc = (*existing).clone();
+                alloc.desired_status = DesiredStatus::Evict;
+                alloc.desired_description = format!("Preempted by alloc ID {by}");
+                alloc.preempted_by_allocation = by.clone();
+                alloc.modify_index = index;
+                alloc.alloc_modify_index = index;
+                out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
+                    alloc: alloc.id.clone(),
+                    name: alloc.name.clone(),
+                    node: alloc.node_id.clone(),
+                    detail: format!("desired evict (preempted by {})", short(by)),
+                }));
+                if !preempting_jobs.contains(&alloc.job_id) {
+                    preempting_jobs.push(alloc.job_id.clone());
+                }
+                self.put_alloc(alloc);
+                result.written += 1;
+                touched = true;
+            }
+            if touched {
+                out.push(ServerEffect::AllocsChanged { node: node.clone() });
+            }
+        }
+        for job_id in preempting_jobs {
+            if let Some(job) = self.state.jobs.get(&job_id).map(|r| (*r.job).clone()) {
+                self.create_eval(now, &job, "preemption", "", None, "", out);
+            }
+        }
+        result
+    }
+}

@@ -1,0 +1,154 @@
+//! The client → server RPCs the simulator models and their replies
+//! (Nomad's `Node.Register`, `Node.UpdateStatus`, `Node.UpdateAlloc`,
+//! `Node.GetClientAllocs` with `Alloc.GetAllocs`, and `Alloc.GetAlloc`).
+
+use crate::model::alloc::{Allocation, TaskState};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// What a client reports about one alloc (the client-owned fields Nomad's
+/// `allocSync` sends).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AllocUpdate {
+    /// Alloc ID.
+    pub id: String,
+    /// Reported client status.
+    pub client_status: String,
+    /// Reported client description.
+    pub client_description: String,
+    /// Task states.
+    pub task_states: BTreeMap<String, TaskState>,
+}
+
+/// A call's arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "rpc")]
+pub enum Rpc {
+    /// `Node.Register` with the client's node.
+    Register {
+        /// The node as the client describes it.
+        node: Box<super::NodeRecord>,
+    },
+    /// `Node.UpdateStatus` (a client always asks for `ready`).
+    UpdateStatus,
+    /// `Node.UpdateAlloc` with a batch of updates.
+    UpdateAlloc {
+        /// The batch.
+        updates: Vec<AllocUpdate>,
+    },
+    /// `Node.GetClientAllocs` followed by `Alloc.GetAllocs` of what changed.
+    GetClientAllocs,
+    /// `Alloc.GetAlloc` (the remote previous-alloc watcher polls it).
+    GetAlloc {
+        /// The watched alloc ID (empty in the #10200 bug).
+        alloc_id: String,
+    },
+}
+
+impl Rpc {
+    /// Nomad's name for the RPC.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Rpc::Register { .. } => "Node.Register",
+            Rpc::UpdateStatus => "Node.UpdateStatus",
+            Rpc::UpdateAlloc { .. } => "Node.UpdateAlloc",
+            Rpc::GetClientAllocs => "Node.GetClientAllocs",
+            Rpc::GetAlloc { .. } => "Alloc.GetAlloc",
+        }
+    }
+
+    /// The short code the UI shows on a call chip.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Rpc::Register { .. } => "REG",
+            Rpc::UpdateStatus => "HB",
+            Rpc::UpdateAlloc { .. } => "UPD",
+            Rpc::GetClientAllocs => "GET",
+            Rpc::GetAlloc { .. } => "WATCH",
+        }
+    }
+
+    /// Whether a call reference such as `UpdateAlloc`, `upd` or
+    /// `Node.UpdateAlloc` names this RPC.
+    pub fn matches(&self, text: &str) -> bool {
+        let lower = text.to_ascii_lowercase();
+        let name = self.name().to_ascii_lowercase();
+        lower == name
+            || name.ends_with(&format!(".{lower}"))
+            || lower == self.code().to_ascii_lowercase()
+            || (lower == "heartbeat" && matches!(self, Rpc::UpdateStatus))
+            || (lower == "getallocs" && matches!(self, Rpc::GetClientAllocs))
+    }
+
+    /// A short description of the arguments for the trace.
+    pub fn detail(&self) -> String {
+        match self {
+            Rpc::UpdateAlloc { updates } => updates
+                .iter()
+                .map(|update| {
+                    format!(
+                        "{}={}",
+                        crate::sim::trace::short(&update.id),
+                        update.client_status
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(","),
+            Rpc::GetAlloc { alloc_id } => format!("id={alloc_id:?}"),
+            Rpc::UpdateStatus => "status=ready".to_string(),
+            _ => String::new(),
+        }
+    }
+}
+
+/// A reply (or the error the server returned).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reply")]
+pub enum Reply {
+    /// Register or UpdateStatus accepted; the client heartbeats again after `ttl`.
+    Heartbeat {
+        /// Heartbeat TTL in ticks.
+        ttl: u64,
+    },
+    /// UpdateAlloc accepted.
+    Ack,
+    /// The allocs on the node, full objects.
+    Allocs {
+        /// Server allocs for the node.
+        allocs: Vec<Arc<Allocation>>,
+    },
+    /// One alloc, or none.
+    Alloc {
+        /// The alloc if it exists.
+        alloc: Option<Arc<Allocation>>,
+    },
+    /// The RPC failed with this error.
+    Error {
+        /// Error text.
+        message: String,
+        /// Nomad's "node not found": the client registers again.
+        node_not_found: bool,
+    },
+}
+
+impl Reply {
+    /// A short description for the trace.
+    pub fn detail(&self) -> String {
+        match self {
+            Reply::Heartbeat { ttl } => format!("ttl={}.{:03}", ttl / 1000, ttl % 1000),
+            Reply::Ack => "ok".to_string(),
+            Reply::Allocs { allocs } => format!("{} allocs", allocs.len()),
+            Reply::Alloc { alloc } => match alloc {
+                Some(alloc) => format!(
+                    "{} {}/{}",
+                    crate::sim::trace::short(&alloc.id),
+                    alloc.desired_status,
+                    alloc.client_status
+                ),
+                None => "not found".to_string(),
+            },
+            Reply::Error { message, .. } => format!("error: {message}"),
+        }
+    }
+}

@@ -1,0 +1,1086 @@
+//! The scheduler worker: takes a ready eval from the broker, runs the
+//! reconciler for its job, places what must be placed, and submits the
+//! plan (Nomad's `scheduler/generic_sched.go` for service and batch jobs,
+//! `scheduler/scheduler_system.go` for system and sysbatch jobs).
+//!
+//! Placement follows Nomad's stack in miniature: feasibility on node status
+//! (`Ready()`: ready, not draining, eligible), datacenter, pool, the group's
+//! node constraint and free resources; a deterministic score (Nomad's
+//! bin-packing fit, job anti-affinity, and a penalty on the node a
+//! rescheduled alloc ran on), ties broken by node ID; and preemption of
+//! allocs at least 10 priority points lower when nothing fits.
+
+use super::plan::Plan;
+use super::{EvalOutcome, Server, ServerEffect, tick_time, time_tick};
+use crate::model::{
+    Allocation, ClientStatus, DesiredStatus, DesiredUpdates, EvalStatus, Evaluation, Job, JobType,
+    Node, NodeStatus, RescheduleEvent, RescheduleTracker,
+};
+use crate::reconciler::cluster::{
+    ClusterInput, ReconcileOptions, ReconcileResult, UpdateType, reconcile,
+};
+use crate::reconciler::node::{NodeReconciler, NodeRules, TerminalByNodeByName};
+use crate::reconciler::rules::ReconcilerRules;
+use crate::scenario::format::JobSpec;
+use crate::sim::queue::Tick;
+use crate::sim::trace::{AllocReason, TraceEvent, short};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// One scheduling attempt's output.
+struct Attempt {
+    plan: Plan,
+    failed: Vec<String>,
+    followups: Vec<Evaluation>,
+    desired_tg_updates: BTreeMap<String, DesiredUpdates>,
+    reasons: Vec<AllocReason>,
+}
+
+/// A placement to make: (name, group, previous alloc, reschedule, lost, canary).
+type Placement = (String, String, Option<Arc<Allocation>>, bool, bool, bool);
+
+/// Changes to node usage while a plan is being built, on top of the
+/// state's `node_usage` and `group_counts`.
+#[derive(Default)]
+struct Usage {
+    /// node → (cpu, mem) delta.
+    used: BTreeMap<String, (i64, i64)>,
+    /// (node, job/group) → alloc delta.
+    collisions: BTreeMap<(String, String), i64>,
+}
+
+/// The reconciler switches of a profile.
+pub fn reconciler_rules(
+    rules: &crate::profile::Rules,
+    version: crate::profile::Version,
+) -> ReconcilerRules {
+    use crate::reconciler::rules::{
+        DisconnectingReplacement, ExpiredAllocs, ReconnectMarker, UnknownOnUntaintedNode,
+    };
+    let v = version;
+    ReconcilerRules {
+        unknown_on_untainted_node: if v.at_least(2, 0, 3) {
+            UnknownOnUntaintedNode::Reconnecting
+        } else if v.at_least(1, 7, 0) {
+            UnknownOnUntaintedNode::Untainted
+        } else {
+            UnknownOnUntaintedNode::Ignore
+        },
+        reconnect_marker: if v.at_least(1, 4, 3) {
+            ReconnectMarker::AllocState
+        } else {
+            ReconnectMarker::TaskEvent
+        },
+        emit_reconnect_updates: rules.persist_reconnect_mark,
+        disconnecting_replacement: if v.at_least(1, 7, 0) {
+            DisconnectingReplacement::ReschedulePolicy
+        } else {
+            DisconnectingReplacement::Immediate
+        },
+        honour_legacy_disconnect_fields: !v.at_least(1, 10, 0),
+        expired_allocs: if v.at_least(1, 11, 2) {
+            ExpiredAllocs::AlwaysLost
+        } else {
+            ExpiredAllocs::KeptWhenNoReplace
+        },
+        last_unknown_from_run_start: rules.last_unknown_earliest,
+        pr_28445: v == crate::profile::Version::LATEST,
+    }
+}
+
+/// The node reconciler switches of a profile.
+pub fn node_rules(version: crate::profile::Version) -> NodeRules {
+    let v = version;
+    if v == crate::profile::Version::LATEST {
+        NodeRules::HEAD
+    } else if v.at_least(2, 0, 0) {
+        NodeRules::V2_0_0
+    } else if v.at_least(1, 11, 0) {
+        NodeRules::V1_11_0
+    } else if v.at_least(1, 10, 0) {
+        NodeRules::V1_10_0
+    } else if v.at_least(1, 4, 3) {
+        NodeRules::V1_4_3
+    } else {
+        NodeRules::V1_4_2
+    }
+}
+
+/// A new ID from a seed and a counter (the server's ID scheme, usable while
+/// the server is borrowed).
+fn make_id(seed: u64, counter: u64) -> String {
+    super::id_from(seed, counter)
+}
+
+impl Server {
+    /// Processes one ready eval.
+    pub(super) fn process_eval(
+        &mut self,
+        now: Tick,
+        wanted: Option<String>,
+        out: &mut Vec<ServerEffect>,
+    ) {
+        let Some(id) = self.state.broker.dequeue(wanted.as_deref()) else {
+            out.push(ServerEffect::Trace(TraceEvent::EvalState {
+                eval: wanted.unwrap_or_default(),
+                state: "not-ready".to_string(),
+                reason: "no such ready eval".to_string(),
+            }));
+            return;
+        };
+        let Some(record) = self.state.evals.get(&id).cloned() else {
+            return;
+        };
+        let eval = record.eval.clone();
+        let job = self
+            .state
+            .jobs
+            .get(&eval.job_id)
+            .map(|r| Arc::clone(&r.job));
+        let system = job
+            .as_ref()
+            .map(|j| matches!(j.job_type, JobType::System | JobType::SysBatch))
+            .unwrap_or_else(|| eval.eval_type == "system" || eval.eval_type == "sysbatch");
+        let handled = !(system
+            && matches!(
+                eval.triggered_by.as_str(),
+                "max-disconnect-timeout" | "alloc-reschedule"
+            ));
+        let (status, outcome) = if !handled {
+            (
+                EvalStatus::Complete,
+                EvalOutcome {
+                    tick: now,
+                    desired_tg_updates: BTreeMap::new(),
+                    reasons: Vec::new(),
+                    plan: vec![format!(
+                        "trigger {} not handled by the system scheduler",
+                        eval.triggered_by
+                    )],
+                },
+            )
+        } else if system {
+            self.schedule_system(now, &eval, job.as_deref(), out)
+        } else {
+            self.schedule_generic(now, &eval, job.as_deref(), out)
+        };
+        let index = self.bump_index();
+        let still_blocked = status == EvalStatus::Blocked;
+        if let Some(record) = self.state.evals.get_mut(&id) {
+            record.eval.status = status.clone();
+            record.eval.modify_index = index;
+            record.eval.modify_time = tick_time(now);
+            record.outcome = Some(outcome.clone());
+        }
+        out.push(ServerEffect::Trace(TraceEvent::EvalProcessed {
+            eval: id.clone(),
+            job: eval.job_id.clone(),
+            trigger: eval.triggered_by.clone(),
+            desired_tg_updates: outcome.desired_tg_updates.clone(),
+            reasons: outcome.reasons.clone(),
+            plan: outcome.plan.clone(),
+            status: status.as_str().to_string(),
+        }));
+        let (next, cancelled) =
+            self.state
+                .broker
+                .ack(&eval.job_id, &id, self.rules.cancel_stale_evals);
+        if still_blocked && let Some(old) = self.state.broker.block(&eval.job_id, &id) {
+            self.cancel_eval(now, &old, "a newer blocked eval exists for the job", out);
+        }
+        for stale in cancelled {
+            self.cancel_eval(
+                now,
+                &stale,
+                "canceled after more recent eval was processed",
+                out,
+            );
+        }
+        if next.is_some() || self.state.broker.has_ready() {
+            out.push(ServerEffect::EvalReady);
+        }
+    }
+
+    fn tainted_nodes(&self, allocs: &[Arc<Allocation>]) -> BTreeMap<String, Option<Node>> {
+        let mut tainted = BTreeMap::new();
+        for alloc in allocs {
+            if tainted.contains_key(&alloc.node_id) {
+                continue;
+            }
+            match self.state.nodes.get(&alloc.node_id) {
+                None => {
+                    tainted.insert(alloc.node_id.clone(), None);
+                }
+                Some(record) => {
+                    let node = &record.node;
+                    if matches!(node.status, NodeStatus::Down | NodeStatus::Disconnected)
+                        || node.draining()
+                    {
+                        tainted.insert(alloc.node_id.clone(), Some(node.clone()));
+                    }
+                }
+            }
+        }
+        tainted
+    }
+
+    /// Service and batch jobs.
+    fn schedule_generic(
+        &mut self,
+        now: Tick,
+        eval: &Evaluation,
+        job: Option<&Job>,
+        out: &mut Vec<ServerEffect>,
+    ) -> (EvalStatus, EvalOutcome) {
+        let batch = job.is_some_and(|j| j.job_type == JobType::Batch);
+        let max_attempts = if batch { 2 } else { 5 };
+        let mut plan_lines = Vec::new();
+        let mut last: Option<Attempt> = None;
+        let mut status = EvalStatus::Complete;
+        for attempt in 1..=max_attempts {
+            let result = self.compute_generic(now, eval, job);
+            if eval.wait_until.is_zero() && !result.plan.is_noop() {
+                for followup in &result.followups {
+                    let mut followup = followup.clone();
+                    followup.previous_eval = eval.id.clone();
+                    let index = self.bump_index();
+                    followup.create_index = index;
+                    followup.modify_index = index;
+                    followup.create_time = tick_time(now);
+                    followup.modify_time = tick_time(now);
+                    if !self.rules_at_least_1_11() && followup.triggered_by == "alloc-reschedule" {
+                        followup.triggered_by = "alloc-failure".to_string();
+                    }
+                    let wait =
+                        (!followup.wait_until.is_zero()).then(|| time_tick(followup.wait_until));
+                    self.insert_eval(now, followup, wait, out);
+                }
+            }
+            for line in result.plan.describe(self) {
+                plan_lines.push(if attempt > 1 {
+                    format!("attempt {attempt}: {line}")
+                } else {
+                    line
+                });
+            }
+            let applied = self.apply_plan(now, &eval.id, &result.plan, out);
+            let done = applied.rejected_nodes.is_empty();
+            last = Some(result);
+            if done {
+                break;
+            }
+            if attempt == max_attempts {
+                status = EvalStatus::Failed;
+                if let Some(job) = job {
+                    let blocked = self.new_blocked_eval(now, eval, job, "max-plan-attempts");
+                    self.insert_eval(now, blocked, None, out);
+                }
+            }
+        }
+        let attempt = last.unwrap_or(Attempt {
+            plan: Plan::default(),
+            failed: Vec::new(),
+            followups: Vec::new(),
+            desired_tg_updates: BTreeMap::new(),
+            reasons: Vec::new(),
+        });
+        if !attempt.failed.is_empty() && status != EvalStatus::Failed {
+            plan_lines.push(format!("failed to place: {}", attempt.failed.join(", ")));
+            if eval.status == EvalStatus::Blocked {
+                status = EvalStatus::Blocked;
+            } else if let Some(job) = job {
+                let blocked = self.new_blocked_eval(now, eval, job, "queued-allocs");
+                self.insert_eval(now, blocked, None, out);
+            }
+        }
+        (
+            status,
+            EvalOutcome {
+                tick: now,
+                desired_tg_updates: attempt.desired_tg_updates,
+                reasons: attempt.reasons,
+                plan: plan_lines,
+            },
+        )
+    }
+
+    fn rules_at_least_1_11(&self) -> bool {
+        // The alloc-reschedule trigger exists since 1.11.0; LastUnknown
+        // semantics changed at 1.11.2, the nearest switch we keep.
+        self.rules.last_unknown_earliest
+    }
+
+    fn new_blocked_eval(
+        &mut self,
+        now: Tick,
+        eval: &Evaluation,
+        job: &Job,
+        trigger: &str,
+    ) -> Evaluation {
+        let id = self.new_id();
+        let index = self.bump_index();
+        Evaluation {
+            id,
+            namespace: job.namespace.clone(),
+            priority: eval.priority,
+            eval_type: eval.eval_type.clone(),
+            triggered_by: trigger.to_string(),
+            job_id: job.id.clone(),
+            status: EvalStatus::Blocked,
+            status_description: "created to place remaining allocations".to_string(),
+            previous_eval: eval.id.clone(),
+            create_index: index,
+            modify_index: index,
+            create_time: tick_time(now),
+            modify_time: tick_time(now),
+            ..Evaluation::default()
+        }
+    }
+
+    /// One attempt: reconcile and build the plan.
+    fn compute_generic(&mut self, now: Tick, eval: &Evaluation, job: Option<&Job>) -> Attempt {
+        let now_time = tick_time(now);
+        let allocs = self.job_allocs(&eval.job_id);
+        let tainted = self.tainted_nodes(&allocs);
+        let mut plan = Plan::default();
+
+        // updateNonTerminalAllocsToLost: server-stopped allocs still running
+        // on a down or collected node are lost.
+        for alloc in &allocs {
+            let down = match tainted.get(&alloc.node_id) {
+                Some(None) => true,
+                Some(Some(node)) => node.status == NodeStatus::Down,
+                None => false,
+            };
+            if down
+                && alloc.server_terminal_status()
+                && matches!(
+                    alloc.client_status,
+                    ClientStatus::Running | ClientStatus::Pending
+                )
+            {
+                plan.stop(
+                    alloc,
+                    "alloc is lost since its node is down",
+                    Some(ClientStatus::Lost),
+                    "",
+                );
+            }
+        }
+
+        let deployment = self
+            .state
+            .deployments
+            .values()
+            .filter(|d| d.job_id == eval.job_id)
+            .max_by_key(|d| d.create_index)
+            .cloned();
+        let input = ClusterInput {
+            job: job.cloned(),
+            job_id: eval.job_id.clone(),
+            job_is_batch: job.is_some_and(|j| j.job_type == JobType::Batch),
+            deployment: deployment.clone(),
+            deployment_paused: false,
+            deployment_failed: false,
+            allocs: allocs.clone(),
+            eval_id: eval.id.clone(),
+            eval_priority: eval.priority,
+            tainted_nodes: tainted,
+            now: now_time,
+        };
+        let options = ReconcileOptions {
+            rules: reconciler_rules(&self.rules, self.version),
+            ..ReconcileOptions::default()
+        };
+        let seed = self.id_seed;
+        let mut counter = self.state.next_id;
+        let jobs = &self.state.jobs;
+        let update_fn =
+            |alloc: &Allocation, job: &Job, group: &crate::model::TaskGroup| -> UpdateType {
+                if alloc.job_modify_index() == job.job_modify_index || alloc.terminal_status() {
+                    return UpdateType::Ignore;
+                }
+                let record = jobs.get(&job.id);
+                let old = record
+                    .and_then(|r| r.specs.get(&alloc.job_version()))
+                    .and_then(|spec| spec.groups.iter().find(|g| g.name == group.name));
+                let new = record
+                    .and_then(|r| r.specs.get(&job.version))
+                    .and_then(|spec| spec.groups.iter().find(|g| g.name == group.name));
+                let destructive = match (old, new) {
+                    (Some(old), Some(new)) => super::jobs::tasks_differ(old, new),
+                    _ => alloc.job_task_group().map(|tg| &tg.tasks) != Some(&group.tasks),
+                };
+                if destructive {
+                    return UpdateType::Destructive;
+                }
+                let mut updated = alloc.clone();
+                updated.job = Some(Arc::new(job.clone()));
+                UpdateType::InPlace(Arc::new(updated))
+            };
+        let mut next_id = || {
+            let id = make_id(seed, counter);
+            counter += 1;
+            id
+        };
+        let result = reconcile(&input, &options, &update_fn, &mut next_id);
+        self.state.next_id = counter;
+
+        // Allocs left alone are not listed: the history keeps every eval's
+        // reasons, and at cluster size most allocs are simply kept.
+        let reasons = result
+            .decisions
+            .iter()
+            .filter(|d| {
+                !matches!(
+                    d.decision,
+                    crate::reconciler::reasons::Decision::Keep
+                        | crate::reconciler::reasons::Decision::Skip
+                        | crate::reconciler::reasons::Decision::Ignore
+                )
+            })
+            .map(|d| AllocReason {
+                alloc: d.alloc_id.clone(),
+                name: d.name.clone(),
+                set: format!("{} -> {}", d.set.as_str(), d.decision.describe()),
+                reason: d.rule.describe().to_string(),
+            })
+            .collect();
+        let (failed, deployment_id) =
+            self.build_generic_plan(now, eval, job, &result, deployment.as_ref(), &mut plan);
+        let _ = deployment_id;
+        let followups = result
+            .desired_followup_evals
+            .values()
+            .flatten()
+            .cloned()
+            .collect();
+        Attempt {
+            plan,
+            failed,
+            followups,
+            desired_tg_updates: result.desired_tg_updates.clone(),
+            reasons,
+        }
+    }
+
+    fn build_generic_plan(
+        &mut self,
+        now: Tick,
+        eval: &Evaluation,
+        job: Option<&Job>,
+        result: &ReconcileResult,
+        current: Option<&crate::model::Deployment>,
+        plan: &mut Plan,
+    ) -> (Vec<String>, String) {
+        let now_time = tick_time(now);
+        if let Some(deployment) = &result.deployment {
+            plan.deployment = Some(deployment.clone());
+        }
+        plan.deployment_updates = result.deployment_updates.clone();
+        for stop in &result.stop {
+            plan.stop(
+                &stop.alloc,
+                &stop.status_description,
+                stop.client_status.clone(),
+                &stop.followup_eval_id,
+            );
+        }
+        for alloc in result.disconnect_updates.iter() {
+            plan.write((**alloc).clone());
+        }
+        if self.rules.persist_reconnect_mark {
+            for alloc in result.reconnect_updates.iter() {
+                plan.write((**alloc).clone());
+            }
+        }
+        for alloc in &result.inplace_update {
+            plan.write((**alloc).clone());
+        }
+        for alloc in result.attribute_updates.iter() {
+            if result.disconnect_updates.contains(&alloc.id) {
+                continue;
+            }
+            plan.write((**alloc).clone());
+        }
+        let Some(job) = job else {
+            return (Vec::new(), String::new());
+        };
+        let deployment_id = result
+            .deployment
+            .as_ref()
+            .or(current.filter(|d| d.active() && d.job_version == job.version))
+            .map_or(String::new(), |d| d.id.clone());
+        let spec = self
+            .state
+            .jobs
+            .get(&job.id)
+            .and_then(|r| r.spec(job.version).cloned());
+        let mut usage = Usage::default();
+        self.seed_usage(plan, &mut usage);
+        let mut failed = Vec::new();
+        let job_arc = Arc::new(job.clone());
+        // Destructive updates: stop the old alloc, place its successor.
+        let mut placements: Vec<Placement> = Vec::new();
+        for update in &result.destructive_update {
+            plan.stop(
+                &update.stop_alloc,
+                &update.stop_status_description,
+                None,
+                "",
+            );
+            self.unuse(&update.stop_alloc, &mut usage);
+            placements.push((
+                update.place_name.clone(),
+                update.task_group.clone(),
+                Some(Arc::clone(&update.stop_alloc)),
+                false,
+                false,
+                false,
+            ));
+        }
+        for place in &result.place {
+            placements.push((
+                place.name.clone(),
+                place.task_group.clone(),
+                place.previous_alloc.clone(),
+                place.reschedule,
+                place.lost,
+                place.canary,
+            ));
+        }
+        for (name, group, previous, reschedule, _lost, canary) in placements {
+            let Some(spec) = spec.as_deref() else {
+                failed.push(name);
+                continue;
+            };
+            let penalty_node = if reschedule {
+                previous.as_ref().map(|p| p.node_id.clone())
+            } else {
+                None
+            };
+            match self.select_node(
+                job,
+                spec,
+                &group,
+                None,
+                penalty_node.as_deref(),
+                &usage,
+                plan,
+            ) {
+                Some((node, score, preempt)) => {
+                    let id = self.new_id();
+                    let mut alloc = Allocation {
+                        id: id.clone(),
+                        namespace: job.namespace.clone(),
+                        eval_id: eval.id.clone(),
+                        name: name.clone(),
+                        node_id: node.clone(),
+                        node_name: self
+                            .state
+                            .nodes
+                            .get(&node)
+                            .map_or(String::new(), |r| r.node.name.clone()),
+                        job_id: job.id.clone(),
+                        job: Some(Arc::clone(&job_arc)),
+                        task_group: group.clone(),
+                        desired_status: DesiredStatus::Run,
+                        client_status: ClientStatus::Pending,
+                        deployment_id: deployment_id.clone(),
+                        node_score: Some(score),
+                        preempted_allocations: preempt.clone(),
+                        ..Allocation::default()
+                    };
+                    if canary {
+                        alloc.deployment_status = Some(crate::model::AllocDeploymentStatus {
+                            canary: true,
+                            ..Default::default()
+                        });
+                    }
+                    if let Some(previous) = &previous {
+                        alloc.previous_allocation = previous.id.clone();
+                        if reschedule {
+                            let mut tracker =
+                                previous
+                                    .reschedule_tracker
+                                    .clone()
+                                    .unwrap_or(RescheduleTracker {
+                                        events: Some(Vec::new()),
+                                        last_reschedule: String::new(),
+                                    });
+                            let mut events = tracker.events.clone().unwrap_or_default();
+                            events.push(RescheduleEvent {
+                                reschedule_time: now_time,
+                                prev_alloc_id: previous.id.clone(),
+                                prev_node_id: previous.node_id.clone(),
+                                delay: previous.next_delay(),
+                            });
+                            tracker.events = Some(events);
+                            tracker.last_reschedule =
+                                crate::model::LAST_RESCHEDULE_SUCCESS.to_string();
+                            alloc.reschedule_tracker = Some(tracker);
+                        }
+                    }
+                    for victim in &preempt {
+                        plan.node_preemptions
+                            .entry(node.clone())
+                            .or_default()
+                            .push((victim.clone(), id.clone()));
+                        if let Some(victim) = self.state.allocs.get(victim).cloned() {
+                            self.unuse(&victim, &mut usage);
+                        }
+                    }
+                    self.use_alloc(&alloc, &mut usage);
+                    plan.write(alloc);
+                }
+                None => failed.push(name),
+            }
+        }
+        (failed, deployment_id)
+    }
+
+    /// Usage deltas of the plan's stops.
+    fn seed_usage(&self, plan: &Plan, usage: &mut Usage) {
+        for stop in plan.node_update.values().flatten() {
+            if let Some(alloc) = self.state.allocs.get(&stop.alloc_id).cloned() {
+                self.unuse(&alloc, usage);
+            }
+        }
+    }
+
+    fn shift(&self, alloc: &Allocation, usage: &mut Usage, sign: i64) {
+        let (cpu, mem) = self.alloc_resources(alloc);
+        let entry = usage.used.entry(alloc.node_id.clone()).or_default();
+        entry.0 += sign * cpu as i64;
+        entry.1 += sign * mem as i64;
+        *usage
+            .collisions
+            .entry((
+                alloc.node_id.clone(),
+                super::group_key(&alloc.job_id, &alloc.task_group),
+            ))
+            .or_default() += sign;
+    }
+
+    fn use_alloc(&self, alloc: &Allocation, usage: &mut Usage) {
+        self.shift(alloc, usage, 1);
+    }
+
+    fn unuse(&self, alloc: &Allocation, usage: &mut Usage) {
+        if alloc.terminal_status() {
+            return;
+        }
+        self.shift(alloc, usage, -1);
+    }
+
+    /// (cpu, mem) used on `node` including the plan so far.
+    fn used(&self, node: &str, usage: &Usage) -> (u64, u64) {
+        let (cpu, mem) = self.state.node_usage.get(node).copied().unwrap_or((0, 0));
+        let (dc, dm) = usage.used.get(node).copied().unwrap_or((0, 0));
+        (
+            (cpu as i64 + dc).max(0) as u64,
+            (mem as i64 + dm).max(0) as u64,
+        )
+    }
+
+    /// Live allocs of `job/group` on `node` including the plan so far.
+    fn collisions(&self, node: &str, job: &str, group: &str, usage: &Usage) -> u64 {
+        let key = super::group_key(job, group);
+        let base = self
+            .state
+            .group_counts
+            .get(node)
+            .and_then(|groups| groups.get(&key))
+            .copied()
+            .unwrap_or(0);
+        let delta = usage
+            .collisions
+            .get(&(node.to_string(), key))
+            .copied()
+            .unwrap_or(0);
+        (base as i64 + delta).max(0) as u64
+    }
+
+    /// Whether a node may run the group at all (ignoring resources).
+    fn node_feasible(&self, job: &Job, spec: &JobSpec, group: &str, node: &Node) -> bool {
+        if !node.ready() {
+            return false;
+        }
+        let in_dc = job
+            .datacenters
+            .iter()
+            .any(|dc| dc == "*" || *dc == node.datacenter);
+        let in_pool =
+            job.node_pool.is_empty() || job.node_pool == "all" || job.node_pool == node.node_pool;
+        let allowed = spec
+            .groups
+            .iter()
+            .find(|g| g.name == group)
+            .and_then(|g| g.nodes.as_ref())
+            .is_none_or(|nodes| nodes.contains(&node.id));
+        in_dc && in_pool && allowed
+    }
+
+    /// Picks a node for one alloc of `group`: (node, normalized score,
+    /// preempted alloc IDs). `only` restricts to one node (system jobs).
+    #[allow(clippy::too_many_arguments)]
+    fn select_node(
+        &self,
+        job: &Job,
+        spec: &JobSpec,
+        group: &str,
+        only: Option<&str>,
+        penalty_node: Option<&str>,
+        usage: &Usage,
+        plan: &Plan,
+    ) -> Option<(String, f64, Vec<String>)> {
+        let group_spec = spec.groups.iter().find(|g| g.name == group)?;
+        let (need_cpu, need_mem) = (
+            group_spec.cpu.unwrap_or(100),
+            group_spec.memory_mb.unwrap_or(128),
+        );
+        let count = u64::from(group_spec.count.unwrap_or(1)).max(1);
+        let mut best: Option<(f64, String)> = None;
+        let mut feasible_full = Vec::new();
+        for (id, record) in &self.state.nodes {
+            if only.is_some_and(|only| only != id) {
+                continue;
+            }
+            if !self.node_feasible(job, spec, group, &record.node) {
+                continue;
+            }
+            let (used_cpu, used_mem) = self.used(id, usage);
+            if used_cpu + need_cpu > record.cpu || used_mem + need_mem > record.memory_mb {
+                feasible_full.push(id.clone());
+                continue;
+            }
+            let free_cpu = 1.0 - (used_cpu + need_cpu) as f64 / record.cpu.max(1) as f64;
+            let free_mem = 1.0 - (used_mem + need_mem) as f64 / record.memory_mb.max(1) as f64;
+            let total = 10f64.powf(free_cpu) + 10f64.powf(free_mem);
+            let binpack = ((20.0 - total) / 18.0).clamp(0.0, 1.0);
+            let mut scores = vec![binpack];
+            let collisions = self.collisions(id, &job.id, group, usage);
+            if collisions > 0 {
+                scores.push(-((collisions + 1) as f64) / count as f64);
+            }
+            if penalty_node == Some(id.as_str()) {
+                scores.push(-1.0);
+            }
+            let score = scores.iter().sum::<f64>() / scores.len() as f64;
+            // Round so that the choice never depends on the last bits.
+            let score = (score * 1e6).round() / 1e6;
+            if best.as_ref().is_none_or(|(b, _)| score > *b) {
+                best = Some((score, id.clone()));
+            }
+        }
+        if let Some((score, node)) = best {
+            return Some((node, score, Vec::new()));
+        }
+        let preemption = match job.job_type {
+            JobType::System | JobType::SysBatch => self.config.preempt_system,
+            JobType::Batch => self.config.preempt_batch,
+            _ => self.config.preempt_service,
+        };
+        if !preemption {
+            return None;
+        }
+        let planned: BTreeSet<String> = plan
+            .node_preemptions
+            .values()
+            .flatten()
+            .map(|(id, _)| id.clone())
+            .collect();
+        let mut choice: Option<(usize, String, Vec<String>)> = None;
+        for id in feasible_full {
+            let record = &self.state.nodes[&id];
+            let (used_cpu, used_mem) = self.used(&id, usage);
+            let mut candidates: Vec<Arc<Allocation>> = self
+                .node_allocs(&id)
+                .into_iter()
+                .filter(|a| !a.terminal_status() && !planned.contains(&a.id))
+                .filter(|a| {
+                    a.job
+                        .as_ref()
+                        .is_some_and(|j| j.priority + 10 <= job.priority)
+                })
+                .collect();
+            candidates.sort_by(|a, b| {
+                let pa = a.job.as_ref().map_or(0, |j| j.priority);
+                let pb = b.job.as_ref().map_or(0, |j| j.priority);
+                pa.cmp(&pb).then_with(|| a.id.cmp(&b.id))
+            });
+            let (mut cpu, mut mem) = (used_cpu, used_mem);
+            let mut victims = Vec::new();
+            for victim in candidates {
+                if cpu + need_cpu <= record.cpu && mem + need_mem <= record.memory_mb {
+                    break;
+                }
+                let (c, m) = self.alloc_resources(&victim);
+                cpu = cpu.saturating_sub(c);
+                mem = mem.saturating_sub(m);
+                victims.push(victim.id.clone());
+            }
+            if cpu + need_cpu <= record.cpu
+                && mem + need_mem <= record.memory_mb
+                && choice.as_ref().is_none_or(|(n, _, _)| victims.len() < *n)
+            {
+                choice = Some((victims.len(), id.clone(), victims));
+            }
+        }
+        choice.map(|(_, node, victims)| (node, 0.0, victims))
+    }
+
+    /// System and sysbatch jobs: the node reconciler, then placements on
+    /// the nodes it names.
+    fn schedule_system(
+        &mut self,
+        now: Tick,
+        eval: &Evaluation,
+        job: Option<&Job>,
+        out: &mut Vec<ServerEffect>,
+    ) -> (EvalStatus, EvalOutcome) {
+        let now_time = tick_time(now);
+        let allocs = self.job_allocs(&eval.job_id);
+        let stub;
+        let job = match job {
+            Some(job) => job,
+            None => {
+                stub = Job {
+                    id: eval.job_id.clone(),
+                    job_type: JobType::System,
+                    stop: true,
+                    ..Job::default()
+                };
+                &stub
+            }
+        };
+        let tainted = self.tainted_nodes(&allocs);
+        let spec = self
+            .state
+            .jobs
+            .get(&job.id)
+            .and_then(|r| r.spec(job.version).cloned());
+        let mut ready_nodes = Vec::new();
+        let mut not_ready = BTreeSet::new();
+        for (id, record) in &self.state.nodes {
+            let node = &record.node;
+            let in_dc = job
+                .datacenters
+                .iter()
+                .any(|dc| dc == "*" || *dc == node.datacenter);
+            if !in_dc {
+                continue;
+            }
+            if node.ready() {
+                ready_nodes.push(node.clone());
+            } else {
+                not_ready.insert(id.clone());
+            }
+        }
+        let live: Vec<Allocation> = allocs
+            .iter()
+            .filter(|a| !a.terminal_status())
+            .map(|a| (**a).clone())
+            .collect();
+        let terminal = TerminalByNodeByName::from_allocs(
+            allocs.iter().filter(|a| a.terminal_status()).map(|a| &**a),
+        );
+        let deployment = self
+            .state
+            .deployments
+            .values()
+            .filter(|d| d.job_id == eval.job_id)
+            .max_by_key(|d| d.create_index)
+            .cloned();
+        let reconciler = NodeReconciler {
+            job,
+            ready_nodes: &ready_nodes,
+            not_ready_nodes: &not_ready,
+            tainted_nodes: &tainted,
+            live_allocs: &live,
+            terminal_allocs: &terminal,
+            deployment: deployment.as_ref(),
+            now: now_time,
+            rules: node_rules(self.version),
+        };
+        let seed = self.id_seed;
+        let mut counter = self.state.next_id;
+        let mut next_id = || {
+            let id = make_id(seed, counter);
+            counter += 1;
+            id
+        };
+        let result = reconciler.compute(&mut next_id);
+        self.state.next_id = counter;
+
+        let mut plan = Plan::default();
+        let mut reasons = Vec::new();
+        let mut updates = DesiredUpdates::default();
+        let diff = result.flatten();
+        for tuple in diff
+            .iter()
+            .filter(|t| t.set() != crate::reconciler::node::NodeSet::Ignore)
+        {
+            reasons.push(AllocReason {
+                alloc: tuple.alloc_id().unwrap_or("").to_string(),
+                name: tuple.name.clone(),
+                set: format!("{} on {}", tuple.set().as_str(), tuple.node_id),
+                reason: tuple.rule.describe().to_string(),
+            });
+        }
+        for tuple in &diff.stop {
+            if let Some(alloc) = &tuple.alloc {
+                plan.stop(alloc, "alloc not needed", None, "");
+                updates.stop += 1;
+            }
+        }
+        for tuple in &diff.lost {
+            if let Some(alloc) = &tuple.alloc {
+                plan.stop(
+                    alloc,
+                    "alloc is lost since its node is down",
+                    Some(ClientStatus::Lost),
+                    "",
+                );
+                updates.stop += 1;
+            }
+        }
+        for tuple in &diff.migrate {
+            if let Some(alloc) = &tuple.alloc {
+                plan.stop(alloc, "alloc is being migrated", None, "");
+                updates.migrate += 1;
+            }
+        }
+        for tuple in &diff.disconnecting {
+            if let Some(alloc) = &tuple.alloc {
+                plan.write(alloc.clone());
+                updates.disconnect += 1;
+            }
+        }
+        for tuple in &diff.reconnecting {
+            if let Some(alloc) = &tuple.alloc
+                && self.rules.persist_reconnect_mark
+            {
+                plan.write(alloc.clone());
+                updates.reconnect += 1;
+            }
+        }
+        updates.ignore += diff.ignore.len() as u64;
+        let mut usage = Usage::default();
+        self.seed_usage(&plan, &mut usage);
+        let job_arc = Arc::new(job.clone());
+        let mut to_place: Vec<(String, String, String, Option<String>)> = Vec::new();
+        for tuple in &diff.update {
+            let Some(alloc) = &tuple.alloc else { continue };
+            let destructive = spec.as_deref().is_some_and(|spec| {
+                self.state
+                    .jobs
+                    .get(&job.id)
+                    .and_then(|r| r.specs.get(&alloc.job_version()))
+                    .and_then(|old| old.groups.iter().find(|g| g.name == alloc.task_group))
+                    .zip(spec.groups.iter().find(|g| g.name == alloc.task_group))
+                    .is_some_and(|(old, new)| super::jobs::tasks_differ(old, new))
+            });
+            if destructive {
+                plan.stop(alloc, "alloc is being updated due to job update", None, "");
+                self.unuse(alloc, &mut usage);
+                to_place.push((
+                    tuple.name.clone(),
+                    alloc.task_group.clone(),
+                    tuple.node_id.clone(),
+                    Some(alloc.id.clone()),
+                ));
+                updates.destructive_update += 1;
+            } else {
+                let mut updated = alloc.clone();
+                updated.job = Some(Arc::clone(&job_arc));
+                plan.write(updated);
+                updates.in_place_update += 1;
+            }
+        }
+        for tuple in &diff.place {
+            to_place.push((
+                tuple.name.clone(),
+                tuple.task_group.clone().unwrap_or_default(),
+                tuple.node_id.clone(),
+                tuple.alloc.as_ref().map(|a| a.id.clone()),
+            ));
+        }
+        let mut failed = Vec::new();
+        for (name, group, node, previous) in to_place {
+            let Some(spec) = spec.as_deref() else {
+                continue;
+            };
+            match self.select_node(job, spec, &group, Some(&node), None, &usage, &plan) {
+                Some((node, score, preempt)) => {
+                    let id = self.new_id();
+                    let alloc = Allocation {
+                        id: id.clone(),
+                        namespace: job.namespace.clone(),
+                        eval_id: eval.id.clone(),
+                        name: name.clone(),
+                        node_id: node.clone(),
+                        node_name: self
+                            .state
+                            .nodes
+                            .get(&node)
+                            .map_or(String::new(), |r| r.node.name.clone()),
+                        job_id: job.id.clone(),
+                        job: Some(Arc::clone(&job_arc)),
+                        task_group: group.clone(),
+                        desired_status: DesiredStatus::Run,
+                        client_status: ClientStatus::Pending,
+                        node_score: Some(score),
+                        preempted_allocations: preempt.clone(),
+                        previous_allocation: previous.unwrap_or_default(),
+                        ..Allocation::default()
+                    };
+                    for victim in &preempt {
+                        plan.node_preemptions
+                            .entry(node.clone())
+                            .or_default()
+                            .push((victim.clone(), id.clone()));
+                        if let Some(victim) = self.state.allocs.get(victim).cloned() {
+                            self.unuse(&victim, &mut usage);
+                        }
+                        updates.preemptions += 1;
+                    }
+                    self.use_alloc(&alloc, &mut usage);
+                    plan.write(alloc);
+                    updates.place += 1;
+                }
+                None => failed.push(format!("{name} on {node}")),
+            }
+        }
+        let mut plan_lines = plan.describe(self);
+        self.apply_plan(now, &eval.id, &plan, out);
+        let mut status = EvalStatus::Complete;
+        if !failed.is_empty() {
+            plan_lines.push(format!("failed to place: {}", failed.join(", ")));
+            if eval.status == EvalStatus::Blocked {
+                status = EvalStatus::Blocked;
+            } else {
+                let blocked = self.new_blocked_eval(now, eval, job, "queued-allocs");
+                self.insert_eval(now, blocked, None, out);
+            }
+        }
+        let mut desired = BTreeMap::new();
+        for group in &job.task_groups {
+            desired.insert(group.name.clone(), updates);
+        }
+        (
+            status,
+            EvalOutcome {
+                tick: now,
+                desired_tg_updates: desired,
+                reasons,
+                plan: plan_lines,
+            },
+        )
+    }
+}
+
+#[allow(dead_code)]
+fn short_id(id: &str) -> &str {
+    short(id)
+}

@@ -1,0 +1,138 @@
+//! The network between the clients and the servers: one link per client,
+//! up or down, and the calls in flight on it.
+//!
+//! A call is sent by a client and delivered to the leader after the link
+//! latency, unless the user holds it. Held calls wait until the user
+//! delivers, delays, reorders or drops them; a link going down drops every
+//! call in flight on it (the client sees an RPC error).
+
+use super::queue::Tick;
+use crate::server::rpc::Rpc;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A call's number, unique within a run (`hb#3` in the UI is call 3).
+pub type CallId = u64;
+
+/// One client's link to the servers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Link {
+    /// Whether calls get through.
+    pub up: bool,
+    /// Whether new calls from this client are held on send.
+    pub hold: bool,
+}
+
+impl Default for Link {
+    fn default() -> Self {
+        Link {
+            up: true,
+            hold: false,
+        }
+    }
+}
+
+/// A call from a client to the servers that has not been delivered yet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingCall {
+    /// Call number.
+    pub id: CallId,
+    /// Sending client (node ID).
+    pub node: String,
+    /// The RPC and its arguments.
+    pub rpc: Rpc,
+    /// When it was sent.
+    pub sent_at: Tick,
+    /// When it is delivered if not held.
+    pub deliver_at: Tick,
+    /// Whether it waits for the user.
+    pub held: bool,
+}
+
+/// Every link and every call in flight.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Network {
+    /// Links by node ID.
+    pub links: BTreeMap<String, Link>,
+    /// Calls in flight per node ID, in the order the user sees them
+    /// (send order unless reordered).
+    pub pending: BTreeMap<String, Vec<PendingCall>>,
+    /// One-way latency in ticks.
+    pub latency: Tick,
+    /// The next call number.
+    pub next_call: CallId,
+}
+
+impl Network {
+    /// The link of `node` (up, not holding, if never touched).
+    pub fn link(&self, node: &str) -> Link {
+        self.links.get(node).cloned().unwrap_or_default()
+    }
+
+    /// Mutable link of `node`, created on first use.
+    pub fn link_mut(&mut self, node: &str) -> &mut Link {
+        self.links.entry(node.to_string()).or_default()
+    }
+
+    /// Queues a call; returns its id and whether it is held.
+    pub fn send(&mut self, now: Tick, node: &str, rpc: Rpc) -> (CallId, bool) {
+        let id = self.next_call;
+        self.next_call += 1;
+        let held = self.link(node).hold;
+        self.pending
+            .entry(node.to_string())
+            .or_default()
+            .push(PendingCall {
+                id,
+                node: node.to_string(),
+                rpc,
+                sent_at: now,
+                deliver_at: now + self.latency,
+                held,
+            });
+        (id, held)
+    }
+
+    /// Removes and returns a call in flight.
+    pub fn take(&mut self, node: &str, id: CallId) -> Option<PendingCall> {
+        let calls = self.pending.get_mut(node)?;
+        let position = calls.iter().position(|call| call.id == id)?;
+        let call = calls.remove(position);
+        if calls.is_empty() {
+            self.pending.remove(node);
+        }
+        Some(call)
+    }
+
+    /// A call in flight.
+    pub fn get(&self, node: &str, id: CallId) -> Option<&PendingCall> {
+        self.pending.get(node)?.iter().find(|call| call.id == id)
+    }
+
+    /// A call in flight, mutable.
+    pub fn get_mut(&mut self, node: &str, id: CallId) -> Option<&mut PendingCall> {
+        self.pending
+            .get_mut(node)?
+            .iter_mut()
+            .find(|call| call.id == id)
+    }
+
+    /// Removes every call in flight of `node` (the link went down).
+    pub fn drain_node(&mut self, node: &str) -> Vec<PendingCall> {
+        self.pending.remove(node).unwrap_or_default()
+    }
+
+    /// Moves a call to `position` in its client's list.
+    pub fn reorder(&mut self, node: &str, id: CallId, position: usize) -> bool {
+        let Some(calls) = self.pending.get_mut(node) else {
+            return false;
+        };
+        let Some(from) = calls.iter().position(|call| call.id == id) else {
+            return false;
+        };
+        let call = calls.remove(from);
+        let to = position.min(calls.len());
+        calls.insert(to, call);
+        true
+    }
+}

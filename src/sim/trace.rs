@@ -1,0 +1,508 @@
+//! The trace: a structured account of everything that happened in a run,
+//! one entry per thing, and its text form with one fixed-column line per
+//! entry ([`trace_text`]), which is what the golden tests compare and what
+//! the UI shows in its log.
+
+use super::net::CallId;
+use super::queue::Tick;
+use crate::model::eval::DesiredUpdates;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// One thing that happened, at a tick, seen from an actor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceEntry {
+    /// Script step that produced it (0-based index in the action log).
+    pub step: usize,
+    /// When it happened.
+    pub tick: Tick,
+    /// What happened.
+    pub event: TraceEvent,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TraceEvent {
+    /// A script action was applied.
+    Action {
+        /// The action as one line.
+        text: String,
+    },
+    /// A client sent a call.
+    CallSent {
+        /// Sender.
+        node: String,
+        /// Call number.
+        call: CallId,
+        /// RPC name, e.g. `Node.UpdateStatus`.
+        rpc: String,
+        /// Short description of the arguments.
+        detail: String,
+        /// Whether the link holds it.
+        held: bool,
+    },
+    /// A call could not be sent or was lost; the client sees an error.
+    CallFailed {
+        /// Sender.
+        node: String,
+        /// Call number.
+        call: CallId,
+        /// RPC name.
+        rpc: String,
+        /// Why.
+        reason: String,
+    },
+    /// The user held, released, delayed, reordered or dropped a call.
+    CallControl {
+        /// Sender.
+        node: String,
+        /// Call number.
+        call: CallId,
+        /// What was done.
+        what: String,
+    },
+    /// The leader handled a call.
+    CallHandled {
+        /// Sender.
+        node: String,
+        /// Call number.
+        call: CallId,
+        /// RPC name.
+        rpc: String,
+        /// Whether the server accepted it.
+        accepted: bool,
+        /// Outcome in words (the refusal reason when refused).
+        detail: String,
+    },
+    /// A reply reached the client.
+    Reply {
+        /// Receiver.
+        node: String,
+        /// Call number.
+        call: CallId,
+        /// RPC name.
+        rpc: String,
+        /// Outcome in words.
+        detail: String,
+    },
+    /// The server reset a node's heartbeat timer.
+    HeartbeatReset {
+        /// Node.
+        node: String,
+        /// The TTL told to the client, in ticks.
+        ttl: Tick,
+        /// When the server timer fires.
+        deadline: Tick,
+    },
+    /// A node's heartbeat timer fired.
+    HeartbeatMissed {
+        /// Node.
+        node: String,
+        /// The status the heartbeater asks for.
+        requested: String,
+        /// Why (which allocs may wait).
+        reason: String,
+    },
+    /// A node changed status.
+    NodeStatus {
+        /// Node.
+        node: String,
+        /// Old status.
+        from: String,
+        /// New status.
+        to: String,
+        /// Why.
+        reason: String,
+    },
+    /// A node's drain or eligibility changed.
+    NodeFlags {
+        /// Node.
+        node: String,
+        /// What changed.
+        detail: String,
+    },
+    /// A job was registered, updated or stopped.
+    Job {
+        /// Job ID.
+        job: String,
+        /// Version after the change.
+        version: u64,
+        /// What happened.
+        detail: String,
+    },
+    /// An eval was created.
+    EvalCreated {
+        /// Eval ID.
+        eval: String,
+        /// Job ID.
+        job: String,
+        /// Trigger.
+        trigger: String,
+        /// Node for node-update evals.
+        node: String,
+        /// Delay, if any.
+        wait_until: Option<Tick>,
+        /// Status at creation (pending or blocked).
+        status: String,
+    },
+    /// An eval changed state in the broker (ready, blocked, unblocked, cancelled).
+    EvalState {
+        /// Eval ID.
+        eval: String,
+        /// New state.
+        state: String,
+        /// Why.
+        reason: String,
+    },
+    /// The scheduler processed an eval.
+    EvalProcessed {
+        /// Eval ID.
+        eval: String,
+        /// Job ID.
+        job: String,
+        /// Trigger.
+        trigger: String,
+        /// The reconciler's result per group.
+        desired_tg_updates: BTreeMap<String, DesiredUpdates>,
+        /// Per alloc: the set the reconciler put it in and why.
+        reasons: Vec<AllocReason>,
+        /// The plan in words.
+        plan: Vec<String>,
+        /// Status after processing.
+        status: String,
+    },
+    /// The plan applier rejected a node's part of a plan.
+    PlanRejected {
+        /// Node.
+        node: String,
+        /// Why.
+        reason: String,
+    },
+    /// An allocation changed on the server.
+    AllocChanged {
+        /// Alloc ID.
+        alloc: String,
+        /// Alloc name.
+        name: String,
+        /// Node.
+        node: String,
+        /// What changed.
+        detail: String,
+    },
+    /// Something happened on a client (alloc runner, watcher, loops).
+    Client {
+        /// Node.
+        node: String,
+        /// What happened.
+        detail: String,
+    },
+    /// A link went up or down, or its hold flag changed.
+    Link {
+        /// Node.
+        node: String,
+        /// What changed.
+        detail: String,
+    },
+    /// An assertion was checked.
+    Assertion {
+        /// Whether it held.
+        ok: bool,
+        /// What was checked, and the actual value when it failed.
+        detail: String,
+    },
+    /// An invariant checker found a violation.
+    Violation {
+        /// What is wrong.
+        detail: String,
+    },
+}
+
+/// One alloc's set in a reconciler run, with the reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllocReason {
+    /// Alloc ID.
+    pub alloc: String,
+    /// Alloc name.
+    pub name: String,
+    /// Set or decision (untainted, lost, disconnecting, stop, ...).
+    pub set: String,
+    /// Why, in words.
+    pub reason: String,
+}
+
+/// The first 8 characters of an ID, as Nomad's UI shows them.
+pub fn short(id: &str) -> &str {
+    let end = id
+        .char_indices()
+        .nth(8)
+        .map_or(id.len(), |(index, _)| index);
+    &id[..end]
+}
+
+fn fmt_tick(tick: Tick) -> String {
+    format!("{}.{:03}", tick / 1000, tick % 1000)
+}
+
+impl TraceEntry {
+    /// The entry as one fixed-column line: tick, actor, kind, detail.
+    pub fn line(&self) -> String {
+        let (actor, kind, detail) = self.event.columns();
+        format!(
+            "{:>4} {:>10} {:<14} {:<18} {}",
+            self.step,
+            fmt_tick(self.tick),
+            actor,
+            kind,
+            detail
+        )
+        .trim_end()
+        .to_string()
+    }
+}
+
+impl TraceEvent {
+    /// (actor, kind, detail) columns of the text form.
+    pub fn columns(&self) -> (String, &'static str, String) {
+        match self {
+            TraceEvent::Action { text } => ("user".into(), "action", text.clone()),
+            TraceEvent::CallSent {
+                node,
+                call,
+                rpc,
+                detail,
+                held,
+            } => (
+                node.clone(),
+                "call-sent",
+                format!(
+                    "#{call} {rpc}{}{}",
+                    spaced(detail),
+                    if *held { " [held]" } else { "" }
+                ),
+            ),
+            TraceEvent::CallFailed {
+                node,
+                call,
+                rpc,
+                reason,
+            } => (
+                node.clone(),
+                "call-failed",
+                format!("#{call} {rpc}: {reason}"),
+            ),
+            TraceEvent::CallControl { node, call, what } => (
+                "net".into(),
+                "call-control",
+                format!("{node} #{call} {what}"),
+            ),
+            TraceEvent::CallHandled {
+                node,
+                call,
+                rpc,
+                accepted,
+                detail,
+            } => (
+                "server".into(),
+                if *accepted {
+                    "call-accepted"
+                } else {
+                    "call-refused"
+                },
+                format!("#{call} {rpc} from {node}{}", colon(detail)),
+            ),
+            TraceEvent::Reply {
+                node,
+                call,
+                rpc,
+                detail,
+            } => (
+                node.clone(),
+                "reply",
+                format!("#{call} {rpc}{}", colon(detail)),
+            ),
+            TraceEvent::HeartbeatReset {
+                node,
+                ttl,
+                deadline,
+            } => (
+                "server".into(),
+                "ttl-reset",
+                format!(
+                    "{node} ttl={} expires@{}",
+                    fmt_tick(*ttl),
+                    fmt_tick(*deadline)
+                ),
+            ),
+            TraceEvent::HeartbeatMissed {
+                node,
+                requested,
+                reason,
+            } => (
+                "server".into(),
+                "heartbeat-missed",
+                format!("{node} -> {requested} ({reason})"),
+            ),
+            TraceEvent::NodeStatus {
+                node,
+                from,
+                to,
+                reason,
+            } => (
+                "server".into(),
+                "node-status",
+                format!("{node} {from} -> {to}{}", paren(reason)),
+            ),
+            TraceEvent::NodeFlags { node, detail } => {
+                ("server".into(), "node-flags", format!("{node} {detail}"))
+            }
+            TraceEvent::Job {
+                job,
+                version,
+                detail,
+            } => ("server".into(), "job", format!("{job} v{version} {detail}")),
+            TraceEvent::EvalCreated {
+                eval,
+                job,
+                trigger,
+                node,
+                wait_until,
+                status,
+            } => {
+                let mut text = format!("{} {trigger} job={job}", short(eval));
+                if !node.is_empty() {
+                    let _ = write!(text, " node={node}");
+                }
+                if let Some(wait) = wait_until {
+                    let _ = write!(text, " wait_until={}", fmt_tick(*wait));
+                }
+                if status != "pending" {
+                    let _ = write!(text, " [{status}]");
+                }
+                ("broker".into(), "eval-created", text)
+            }
+            TraceEvent::EvalState {
+                eval,
+                state,
+                reason,
+            } => (
+                "broker".into(),
+                "eval-state",
+                format!("{} {state}{}", short(eval), paren(reason)),
+            ),
+            TraceEvent::EvalProcessed {
+                eval,
+                job,
+                trigger,
+                desired_tg_updates,
+                reasons,
+                plan,
+                status,
+            } => {
+                let mut text = format!("{} {trigger} job={job} -> {status}", short(eval));
+                for (group, updates) in desired_tg_updates {
+                    let _ = write!(text, " {group}{{{}}}", fmt_updates(updates));
+                }
+                for reason in reasons {
+                    let _ = write!(
+                        text,
+                        " | {}({}) {}",
+                        reason.name,
+                        short(&reason.alloc),
+                        reason.set
+                    );
+                }
+                for item in plan {
+                    let _ = write!(text, " | plan: {item}");
+                }
+                ("sched".into(), "eval-processed", text)
+            }
+            TraceEvent::PlanRejected { node, reason } => (
+                "server".into(),
+                "plan-rejected",
+                format!("{node}: {reason}"),
+            ),
+            TraceEvent::AllocChanged {
+                alloc,
+                name,
+                node,
+                detail,
+            } => (
+                "server".into(),
+                "alloc",
+                format!("{name} {} on {node}: {detail}", short(alloc)),
+            ),
+            TraceEvent::Client { node, detail } => (node.clone(), "client", detail.clone()),
+            TraceEvent::Link { node, detail } => ("net".into(), "link", format!("{node} {detail}")),
+            TraceEvent::Assertion { ok, detail } => (
+                "check".into(),
+                if *ok { "assert-ok" } else { "assert-FAILED" },
+                detail.clone(),
+            ),
+            TraceEvent::Violation { detail } => ("check".into(), "INVARIANT", detail.clone()),
+        }
+    }
+}
+
+/// Non-zero counters of a group's `DesiredTGUpdates`, e.g. `place=1 stop=1`.
+pub fn fmt_updates(updates: &DesiredUpdates) -> String {
+    let pairs = [
+        ("ignore", updates.ignore),
+        ("place", updates.place),
+        ("migrate", updates.migrate),
+        ("stop", updates.stop),
+        ("inplace", updates.in_place_update),
+        ("destructive", updates.destructive_update),
+        ("canary", updates.canary),
+        ("preempt", updates.preemptions),
+        ("disconnect", updates.disconnect),
+        ("reconnect", updates.reconnect),
+        ("resched_now", updates.reschedule_now),
+        ("resched_later", updates.reschedule_later),
+    ];
+    let parts: Vec<String> = pairs
+        .iter()
+        .filter(|(_, count)| *count > 0)
+        .map(|(name, count)| format!("{name}={count}"))
+        .collect();
+    parts.join(" ")
+}
+
+fn spaced(text: &str) -> String {
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!(" {text}")
+    }
+}
+
+fn colon(text: &str) -> String {
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!(": {text}")
+    }
+}
+
+fn paren(text: &str) -> String {
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!(" ({text})")
+    }
+}
+
+/// The text trace: one fixed-column line per entry, each ending in `\n`.
+///
+/// Columns: step, tick in seconds, actor, kind, detail. This is the form the
+/// golden tests snapshot and the UI's log shows; it depends on nothing but
+/// the entries, so native and WebAssembly builds print the same bytes.
+pub fn trace_text(entries: &[TraceEntry]) -> String {
+    let mut text = String::new();
+    for entry in entries {
+        text.push_str(&entry.line());
+        text.push('\n');
+    }
+    text
+}

@@ -1,0 +1,105 @@
+//! The live sequence diagram: one lane per client, the leader and the eval
+//! broker; time runs down; clicking an arrow jumps to its step.
+
+use crate::state::{Action, AppState};
+use nomad_playground::playground::Command;
+use nomad_playground::view::SeqEventView;
+use yew::prelude::*;
+
+/// Properties of [`SequenceDiagram`].
+#[derive(Properties, PartialEq)]
+pub struct SequenceDiagramProps {
+    /// The app state.
+    pub state: UseReducerHandle<AppState>,
+}
+
+const LANE_WIDTH: f64 = 150.0;
+const ROW_HEIGHT: f64 = 26.0;
+const HEAD_HEIGHT: f64 = 30.0;
+
+/// The diagram, drawn as SVG with a table twin for screen readers.
+#[component]
+pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
+    let state = props.state.clone();
+    let session = state.session.get();
+    let view = session.view();
+    let mut lanes: Vec<(String, String)> = view
+        .nodes
+        .iter()
+        .map(|node| (node.id.clone(), node.name.clone()))
+        .collect();
+    lanes.push(("leader".into(), "leader".into()));
+    lanes.push(("broker".into(), "eval broker".into()));
+    let lane_x = |id: &str| {
+        let index = lanes
+            .iter()
+            .position(|(lane, _)| lane == id)
+            .unwrap_or(lanes.len() - 2);
+        LANE_WIDTH * index as f64 + LANE_WIDTH / 2.0
+    };
+    let width = LANE_WIDTH * lanes.len() as f64;
+    let height = HEAD_HEIGHT + ROW_HEIGHT * (view.sequence.len() as f64 + 1.0);
+    let row = |(index, event): (usize, &SeqEventView)| {
+        let y = HEAD_HEIGHT + ROW_HEIGHT * (index as f64 + 0.7);
+        let (x1, x2) = (lane_x(&event.from), lane_x(&event.to));
+        let jump = {
+            let state = state.clone();
+            let step = event.step;
+            Callback::from(move |_: MouseEvent| state.dispatch(Action::Core(Command::JumpTo(step))))
+        };
+        let class = classes!(
+            "seq-event",
+            format!("seq-{}", event.kind),
+            (event.step == view.step).then_some("current")
+        );
+        let label = format!("{} {}", event.time, event.label);
+        if x1 == x2 {
+            html! {
+                <g {class} onclick={jump} data-testid="seq-event" role="button" aria-label={label.clone()}>
+                    <circle cx={x1.to_string()} cy={y.to_string()} r="4" />
+                    <text x={(x1 + 8.0).to_string()} y={(y + 4.0).to_string()}>{ &event.label }</text>
+                    <title>{ label }</title>
+                </g>
+            }
+        } else {
+            let direction = if x2 > x1 { -1.0 } else { 1.0 };
+            let head = format!(
+                "{},{} {},{} {},{}",
+                x2,
+                y,
+                x2 + 7.0 * direction,
+                y - 4.0,
+                x2 + 7.0 * direction,
+                y + 4.0
+            );
+            html! {
+                <g {class} onclick={jump} data-testid="seq-event" role="button" aria-label={label.clone()}>
+                    <line x1={x1.to_string()} y1={y.to_string()} x2={x2.to_string()} y2={y.to_string()} />
+                    <polygon points={head} />
+                    <text x={((x1 + x2) / 2.0).to_string()} y={(y - 4.0).to_string()} text-anchor="middle">{ &event.label }</text>
+                    <title>{ label }</title>
+                </g>
+            }
+        }
+    };
+    html! {
+        <section class="panel sequence" data-testid="sequence" aria-label="Sequence diagram">
+            <h2 class="panel-title">{ "Sequence" }</h2>
+            <div class="sequence-scroll">
+                <svg width={width.to_string()} height={height.to_string()} role="img"
+                     aria-label={format!("sequence diagram with {} events", view.sequence.len())}>
+                    { for lanes.iter().map(|(id, name)| {
+                        let x = lane_x(id);
+                        html! {
+                            <g class="lane">
+                                <text class="lane-head" x={x.to_string()} y="18" text-anchor="middle">{ name }</text>
+                                <line class="lane-line" x1={x.to_string()} y1={HEAD_HEIGHT.to_string()} x2={x.to_string()} y2={height.to_string()} />
+                            </g>
+                        }
+                    }) }
+                    { for view.sequence.iter().enumerate().map(row) }
+                </svg>
+            </div>
+        </section>
+    }
+}
