@@ -282,6 +282,24 @@ fn typed<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// The largest group count a fixture may ask for: the reconciler's work
+/// grows with the count, so an absurd one would stall the run.
+pub const MAX_GROUP_COUNT: u32 = 100_000;
+
+fn check_counts(file: &str, job: Option<&Job>) -> Result<(), FixtureError> {
+    let groups = job.map(|j| j.task_groups.as_slice()).unwrap_or_default();
+    for (i, tg) in groups.iter().enumerate() {
+        if tg.count > MAX_GROUP_COUNT {
+            return Err(format_err(
+                file,
+                format!("$.input.job.TaskGroups[{i}].Count"),
+                format!("count {} is over the limit of {MAX_GROUP_COUNT}", tg.count),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Reads a fixture from its text; `file` names it in errors.
 pub fn parse_fixture(file: &str, text: &str) -> Result<Fixture, FixtureError> {
     let root: Value = serde_json::from_str(text).map_err(|e| FixtureError::Json {
@@ -349,9 +367,14 @@ pub fn parse_fixture(file: &str, text: &str) -> Result<Fixture, FixtureError> {
                     "needed when job is null",
                 ));
             }
+            check_counts(file, typed_input.job.as_ref())?;
             FixtureInput::Cluster(Box::new(typed_input))
         }
-        FixtureKind::Node => FixtureInput::Node(Box::new(typed(file, "$.input", input)?)),
+        FixtureKind::Node => {
+            let typed_input: NodeFixtureInput = typed(file, "$.input", input)?;
+            check_counts(file, typed_input.job.as_ref())?;
+            FixtureInput::Node(Box::new(typed_input))
+        }
     };
     Ok(Fixture {
         file: file.to_string(),

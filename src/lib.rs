@@ -13,10 +13,15 @@ pub mod reconciler;
 pub mod view;
 
 pub mod client;
+pub mod explore;
 pub mod profile;
 pub mod scenario;
 pub mod server;
 pub mod sim;
+
+pub mod export;
+pub mod import;
+pub mod share;
 
 /// The version of the core, shown by the UI and the CLI.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

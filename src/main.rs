@@ -35,6 +35,36 @@ fn main() -> ExitCode {
             &mut std::io::stdout(),
             &mut std::io::stderr(),
         )),
+        Some("explore") => ExitCode::from(nomad_playground::explore::cli::run(
+            &args[1..],
+            &|path| std::fs::read_to_string(path).map_err(|e| e.to_string()),
+            &|path, text| std::fs::write(path, text).map_err(|e| e.to_string()),
+            &mut std::io::stdout(),
+            &mut std::io::stderr(),
+        )),
+        Some("link") => ExitCode::from(nomad_playground::share::cli::link(
+            &args[1..],
+            &|path| std::fs::read_to_string(path).map_err(|e| e.to_string()),
+            &mut std::io::stdout(),
+            &mut std::io::stderr(),
+        )),
+        Some("unlink") => ExitCode::from(nomad_playground::share::cli::unlink(
+            &args[1..],
+            &mut std::io::stdout(),
+            &mut std::io::stderr(),
+        )),
+        Some("import") => ExitCode::from(nomad_playground::import::cli::run(
+            &args[1..],
+            &|path| std::fs::read_to_string(path).map_err(|e| e.to_string()),
+            &mut std::io::stdout(),
+            &mut std::io::stderr(),
+        )),
+        Some("export") => ExitCode::from(nomad_playground::export::cli::run(
+            &args[1..],
+            &|path| std::fs::read_to_string(path).map_err(|e| e.to_string()),
+            &mut std::io::stdout(),
+            &mut std::io::stderr(),
+        )),
         _ => {
             eprintln!("{USAGE}");
             ExitCode::from(2)

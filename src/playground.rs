@@ -8,7 +8,7 @@ use crate::sim::history::{Session, SessionError};
 use crate::sim::trace::{TraceEntry, TraceEvent, short};
 use crate::sim::{AllocSnapshot, Snapshot};
 use crate::view::{
-    AllocView, CallView, DecisionView, EvalView, NodeView, PlaygroundView, SeqEventView,
+    AllocView, CallView, DecisionView, EvalView, JobView, NodeView, PlaygroundView, SeqEventView,
 };
 use serde::{Deserialize, Serialize};
 
@@ -191,6 +191,7 @@ pub fn build_view(session: &Session) -> PlaygroundView {
         steps_total: session.actions().len(),
         can_step: session.cursor() < session.actions().len() || snapshot.next_event.is_some(),
         nodes: node_views(&snapshot),
+        jobs: job_views(session),
         evals: eval_views(&snapshot, &entries),
         calls: call_views(&snapshot),
         sequence: sequence(&entries, &snapshot),
@@ -233,6 +234,30 @@ fn alloc_view(alloc: &AllocSnapshot) -> AllocView {
             .map(|(task, state)| (task.clone(), state.clone(), 0))
             .collect(),
     }
+}
+
+fn job_views(session: &Session) -> Vec<JobView> {
+    session
+        .sim()
+        .server
+        .state
+        .jobs
+        .values()
+        .map(|record| {
+            let job = &record.job;
+            JobView {
+                id: job.id.clone(),
+                job_type: job.job_type.to_string(),
+                version: job.version,
+                stopped: job.stop,
+                groups: job
+                    .task_groups
+                    .iter()
+                    .map(|group| (group.name.clone(), u64::from(group.count)))
+                    .collect(),
+            }
+        })
+        .collect()
 }
 
 fn node_views(snapshot: &Snapshot) -> Vec<NodeView> {

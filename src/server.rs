@@ -160,10 +160,10 @@ pub struct ServerState {
     pub jobs: BTreeMap<String, JobRecord>,
     /// Allocs by ID.
     pub allocs: BTreeMap<String, Arc<Allocation>>,
-    /// Alloc IDs by node ID.
-    pub allocs_by_node: BTreeMap<String, BTreeSet<String>>,
-    /// Alloc IDs by job ID.
-    pub allocs_by_job: BTreeMap<String, BTreeSet<String>>,
+    /// Allocs by node ID, then alloc ID (shares the `Arc`s of `allocs`).
+    pub allocs_by_node: BTreeMap<String, BTreeMap<String, Arc<Allocation>>>,
+    /// Allocs by job ID, then alloc ID (shares the `Arc`s of `allocs`).
+    pub allocs_by_job: BTreeMap<String, BTreeMap<String, Arc<Allocation>>>,
     /// Alloc IDs by name, in creation order.
     pub allocs_by_name: BTreeMap<String, Vec<String>>,
     /// Evals by ID.
@@ -430,22 +430,23 @@ impl Server {
         let id = alloc.id.clone();
         if !self.state.allocs.contains_key(&id) {
             self.state
-                .allocs_by_node
-                .entry(alloc.node_id.clone())
-                .or_default()
-                .insert(id.clone());
-            self.state
-                .allocs_by_job
-                .entry(alloc.job_id.clone())
-                .or_default()
-                .insert(id.clone());
-            self.state
                 .allocs_by_name
                 .entry(alloc.name.clone())
                 .or_default()
                 .push(id.clone());
         }
-        self.state.allocs.insert(id, Arc::new(alloc));
+        let alloc = Arc::new(alloc);
+        self.state
+            .allocs_by_node
+            .entry(alloc.node_id.clone())
+            .or_default()
+            .insert(id.clone(), Arc::clone(&alloc));
+        self.state
+            .allocs_by_job
+            .entry(alloc.job_id.clone())
+            .or_default()
+            .insert(id.clone(), Arc::clone(&alloc));
+        self.state.allocs.insert(id, alloc);
     }
 
     /// Removes finished allocs from the state store.
@@ -467,11 +468,11 @@ impl Server {
         for alloc in doomed {
             self.account(&alloc, -1);
             self.state.allocs.remove(&alloc.id);
-            if let Some(ids) = self.state.allocs_by_node.get_mut(&alloc.node_id) {
-                ids.remove(&alloc.id);
+            if let Some(allocs) = self.state.allocs_by_node.get_mut(&alloc.node_id) {
+                allocs.remove(&alloc.id);
             }
-            if let Some(ids) = self.state.allocs_by_job.get_mut(&alloc.job_id) {
-                ids.remove(&alloc.id);
+            if let Some(allocs) = self.state.allocs_by_job.get_mut(&alloc.job_id) {
+                allocs.remove(&alloc.id);
             }
             out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
                 alloc: alloc.id.clone(),
@@ -491,11 +492,7 @@ impl Server {
         self.state
             .allocs_by_node
             .get(node)
-            .map(|ids| {
-                ids.iter()
-                    .filter_map(|id| self.state.allocs.get(id).cloned())
-                    .collect()
-            })
+            .map(|allocs| allocs.values().cloned().collect())
             .unwrap_or_default()
     }
 
@@ -504,11 +501,7 @@ impl Server {
         self.state
             .allocs_by_job
             .get(job)
-            .map(|ids| {
-                ids.iter()
-                    .filter_map(|id| self.state.allocs.get(id).cloned())
-                    .collect()
-            })
+            .map(|allocs| allocs.values().cloned().collect())
             .unwrap_or_default()
     }
 

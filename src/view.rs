@@ -134,6 +134,21 @@ pub struct SeqEventView {
     pub kind: String,
 }
 
+/// A job and its groups, for the jobs panel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct JobView {
+    /// Job ID.
+    pub id: String,
+    /// Job type (`service`, `batch`, `system`, `sysbatch`).
+    pub job_type: String,
+    /// Current version.
+    pub version: u64,
+    /// Whether the job is stopped.
+    pub stopped: bool,
+    /// Groups as `(name, count)`.
+    pub groups: Vec<(String, u64)>,
+}
+
 /// The whole cluster as the UI draws it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct ClusterView {
@@ -189,6 +204,8 @@ pub struct PlaygroundView {
     pub can_step: bool,
     /// Client nodes, in ID order.
     pub nodes: Vec<NodeView>,
+    /// Jobs, in ID order.
+    pub jobs: Vec<JobView>,
     /// Evaluations, oldest first.
     pub evals: Vec<EvalView>,
     /// Calls per client, in send order.

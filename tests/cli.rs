@@ -191,3 +191,12 @@ fn missing_file_and_bad_args_exit_2() {
     );
     assert_eq!(run(&["version"]).status.code(), Some(0));
 }
+
+#[test]
+fn absurd_count_is_refused() {
+    let p = broken("huge-count.json", |v| {
+        v["input"]["job"]["TaskGroups"][0]["Count"] = serde_json::json!(4_000_000_000u64)
+    });
+    let o = run(&["reconcile", p.to_str().unwrap()]);
+    assert_refused(&o, "huge-count.json", "$.input.job.TaskGroups[0].Count");
+}

@@ -130,11 +130,11 @@ pub struct Deployment {
     pub create_index: u64,
     /// `ModifyIndex`.
     pub modify_index: u64,
-    /// `CreateTime` (Unix nanoseconds).
-    #[serde(with = "unix_nanos")]
+    /// `CreateTime` (Unix nanoseconds; absent reads as Go's int64 zero, the Unix epoch).
+    #[serde(with = "unix_nanos", default = "Time::unix_epoch")]
     pub create_time: Time,
-    /// `ModifyTime` (Unix nanoseconds).
-    #[serde(with = "unix_nanos")]
+    /// `ModifyTime` (Unix nanoseconds; absent reads as Go's int64 zero, the Unix epoch).
+    #[serde(with = "unix_nanos", default = "Time::unix_epoch")]
     pub modify_time: Time,
 }
 

@@ -2,64 +2,59 @@
 //! `scheduler/reconciler/allocs.go`.
 //!
 //! Nomad's `allocSet` is a Go map, so its iteration order is random; ours is
-//! a `BTreeSet` ordered by alloc ID, so every walk is in ID order and the
-//! reconciler's output never depends on a hash.
+//! a vector kept sorted by alloc ID, so every walk is in ID order and the
+//! reconciler's output never depends on a hash. Being sorted, two sets
+//! combine (difference, union, update) in one merge pass, and cloning a set
+//! only copies pointers and bumps reference counts.
 
 use crate::model::{Allocation, ClientStatus, alloc_name};
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-/// An alloc ordered and looked up by its ID; cloning it only bumps a
-/// reference count (no string copies when sets are cloned or combined).
-#[derive(Debug, Clone)]
-struct ById(Arc<Allocation>);
-
-impl PartialEq for ById {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.id == other.0.id
-    }
-}
-impl Eq for ById {}
-impl PartialOrd for ById {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for ById {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.id.cmp(&other.0.id)
-    }
-}
-impl std::borrow::Borrow<str> for ById {
-    fn borrow(&self) -> &str {
-        &self.0.id
-    }
-}
-
 /// A set of allocations keyed by ID (Nomad's `allocSet`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct AllocSet(BTreeSet<ById>);
+///
+/// Two sets are equal when they hold the same IDs.
+#[derive(Debug, Clone, Default)]
+pub struct AllocSet(Vec<Arc<Allocation>>);
+
+impl PartialEq for AllocSet {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len() && self.ids().eq(other.ids())
+    }
+}
 
 impl AllocSet {
     /// An empty set.
     pub fn new() -> Self {
-        AllocSet(BTreeSet::new())
+        AllocSet(Vec::new())
+    }
+    fn position(&self, id: &str) -> Result<usize, usize> {
+        self.0.binary_search_by(|a| a.id.as_str().cmp(id))
     }
     /// Adds or replaces an alloc.
     pub fn insert(&mut self, alloc: Arc<Allocation>) {
-        self.0.replace(ById(alloc));
+        // Sets are mostly built in ID order: appending is the common case.
+        if self.0.last().is_none_or(|last| last.id < alloc.id) {
+            self.0.push(alloc);
+            return;
+        }
+        match self.position(&alloc.id) {
+            Ok(i) => self.0[i] = alloc,
+            Err(i) => self.0.insert(i, alloc),
+        }
     }
     /// Removes the alloc with this ID.
     pub fn remove(&mut self, id: &str) -> Option<Arc<Allocation>> {
-        self.0.take(id).map(|b| b.0)
+        self.position(id).ok().map(|i| self.0.remove(i))
     }
     /// The alloc with this ID.
     pub fn get(&self, id: &str) -> Option<&Arc<Allocation>> {
-        self.0.get(id).map(|b| &b.0)
+        self.position(id).ok().map(|i| &self.0[i])
     }
     /// Whether the set holds this ID.
     pub fn contains(&self, id: &str) -> bool {
-        self.0.contains(id)
+        self.position(id).is_ok()
     }
     /// Number of allocs.
     pub fn len(&self) -> usize {
@@ -71,29 +66,42 @@ impl AllocSet {
     }
     /// The allocs in ID order.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<Allocation>> {
-        self.0.iter().map(|b| &b.0)
+        self.0.iter()
     }
     /// The IDs in order.
     pub fn ids(&self) -> impl Iterator<Item = &String> {
-        self.0.iter().map(|b| &b.0.id)
+        self.0.iter().map(|a| &a.id)
     }
     /// The allocs not in any of `others` (`difference`).
     pub fn difference(&self, others: &[&AllocSet]) -> AllocSet {
-        AllocSet(
-            self.0
-                .iter()
-                .filter(|b| !others.iter().any(|o| o.0.contains(*b)))
-                .cloned()
-                .collect(),
-        )
+        let others: Vec<&AllocSet> = others.iter().copied().filter(|o| !o.is_empty()).collect();
+        if others.is_empty() {
+            return self.clone();
+        }
+        // One cursor per other set, advanced in step with this set.
+        let mut cursors = vec![0usize; others.len()];
+        let mut out = Vec::with_capacity(self.0.len());
+        for a in &self.0 {
+            let mut found = false;
+            for (o, c) in others.iter().zip(cursors.iter_mut()) {
+                while *c < o.0.len() && o.0[*c].id < a.id {
+                    *c += 1;
+                }
+                if *c < o.0.len() && o.0[*c].id == a.id {
+                    found = true;
+                }
+            }
+            if !found {
+                out.push(Arc::clone(a));
+            }
+        }
+        AllocSet(out)
     }
     /// This set plus `others`; later sets win on equal IDs (`union`).
     pub fn union(&self, others: &[&AllocSet]) -> AllocSet {
         let mut out = self.clone();
         for other in others {
-            for b in &other.0 {
-                out.0.replace(b.clone());
-            }
+            out = merge(&out.0, &other.0, true);
         }
         out
     }
@@ -101,8 +109,8 @@ impl AllocSet {
     pub fn from_keys<'a>(&self, keys: impl IntoIterator<Item = &'a String>) -> AllocSet {
         let mut out = AllocSet::new();
         for k in keys {
-            if let Some(b) = self.0.get(k.as_str()) {
-                out.0.replace(b.clone());
+            if let Some(a) = self.get(k) {
+                out.insert(Arc::clone(a));
             }
         }
         out
@@ -110,19 +118,15 @@ impl AllocSet {
     /// This set with the allocs of `other` replacing those of equal ID
     /// (`update`); allocs only in `other` are not added.
     pub fn update(&self, other: &AllocSet) -> AllocSet {
-        let mut out = self.clone();
-        for b in &other.0 {
-            if out.0.contains(b) {
-                out.0.replace(b.clone());
-            }
-        }
-        out
+        merge(&self.0, &other.0, false)
     }
     /// The allocs sorted by name index (`nameOrder`); ties stay in ID order.
     pub fn name_order(&self) -> Vec<Arc<Allocation>> {
-        let mut v: Vec<_> = self.iter().cloned().collect();
-        v.sort_by_key(|a| a.name_index());
-        v
+        let mut v: Vec<(u32, &Arc<Allocation>)> =
+            self.0.iter().map(|a| (a.name_index(), a)).collect();
+        // Stable: equal indexes keep ID order.
+        v.sort_by_key(|(i, _)| *i);
+        v.into_iter().map(|(_, a)| Arc::clone(a)).collect()
     }
     /// The set of names (`nameSet`).
     pub fn name_set(&self) -> BTreeSet<String> {
@@ -130,7 +134,55 @@ impl AllocSet {
     }
     /// The allocs matching `keep`.
     pub fn filter(&self, keep: impl Fn(&Allocation) -> bool) -> AllocSet {
-        AllocSet(self.0.iter().filter(|b| keep(&b.0)).cloned().collect())
+        AllocSet(self.0.iter().filter(|a| keep(a)).cloned().collect())
+    }
+    /// Splits the set into the allocs matching `pred` and the others.
+    pub fn partition(&self, pred: impl Fn(&Allocation) -> bool) -> (AllocSet, AllocSet) {
+        let (yes, no) = self.0.iter().cloned().partition(|a| pred(a));
+        (AllocSet(yes), AllocSet(no))
+    }
+    /// Removes the allocs whose IDs are in `other`, in place.
+    pub fn remove_all(&mut self, other: &AllocSet) {
+        if other.is_empty() || self.is_empty() {
+            return;
+        }
+        let mut c = 0;
+        self.0.retain(|a| {
+            while c < other.0.len() && other.0[c].id < a.id {
+                c += 1;
+            }
+            !(c < other.0.len() && other.0[c].id == a.id)
+        });
+    }
+    /// Adds the allocs of `other`, replacing those of equal ID, in place.
+    pub fn union_with(&mut self, other: &AllocSet) {
+        if other.is_empty() {
+            return;
+        }
+        let mine = std::mem::take(&mut self.0);
+        let mut out = Vec::with_capacity(mine.len() + other.0.len());
+        let mut theirs = other.0.iter().peekable();
+        for a in mine {
+            while let Some(b) = theirs.next_if(|b| b.id < a.id) {
+                out.push(Arc::clone(b));
+            }
+            match theirs.next_if(|b| b.id == a.id) {
+                Some(b) => out.push(Arc::clone(b)),
+                None => out.push(a),
+            }
+        }
+        out.extend(theirs.cloned());
+        self.0 = out;
+    }
+    /// Splits the set into the allocs matching `pred` and the others,
+    /// without copying it.
+    pub fn into_partition(self, pred: impl Fn(&Allocation) -> bool) -> (AllocSet, AllocSet) {
+        let (yes, no) = self.0.into_iter().partition(|a| pred(a));
+        (AllocSet(yes), AllocSet(no))
+    }
+    /// Keeps only the allocs matching `keep`, in place.
+    pub fn retain(&mut self, mut keep: impl FnMut(&Allocation) -> bool) {
+        self.0.retain(|a| keep(a));
     }
     /// The allocs with this client status (`filterByClientStatus`).
     pub fn filter_by_client_status(&self, status: &ClientStatus) -> AllocSet {
@@ -150,20 +202,67 @@ impl AllocSet {
     }
     /// The allocs of deployment `id`, and the others (`filterByDeployment`).
     pub fn filter_by_deployment(&self, id: &str) -> (AllocSet, AllocSet) {
-        (
-            self.filter(|a| a.deployment_id == id),
-            self.filter(|a| a.deployment_id != id),
-        )
+        self.partition(|a| a.deployment_id == id)
+    }
+}
+
+/// Merges two ID-sorted runs; on equal IDs `b`'s alloc wins. With `add`
+/// false, allocs only in `b` are left out.
+fn merge(a: &[Arc<Allocation>], b: &[Arc<Allocation>], add: bool) -> AllocSet {
+    if b.is_empty() {
+        return AllocSet(a.to_vec());
+    }
+    if a.is_empty() && add {
+        return AllocSet(b.to_vec());
+    }
+    let mut out = Vec::with_capacity(a.len() + if add { b.len() } else { 0 });
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].id.cmp(&b[j].id) {
+            Ordering::Less => {
+                out.push(Arc::clone(&a[i]));
+                i += 1;
+            }
+            Ordering::Greater => {
+                if add {
+                    out.push(Arc::clone(&b[j]));
+                }
+                j += 1;
+            }
+            Ordering::Equal => {
+                out.push(Arc::clone(&b[j]));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend(a[i..].iter().cloned());
+    if add {
+        out.extend(b[j..].iter().cloned());
+    }
+    AllocSet(out)
+}
+
+impl IntoIterator for AllocSet {
+    type Item = Arc<Allocation>;
+    type IntoIter = std::vec::IntoIter<Arc<Allocation>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
     }
 }
 
 impl FromIterator<Arc<Allocation>> for AllocSet {
+    /// Collects allocs in any order; on equal IDs the later alloc wins.
     fn from_iter<T: IntoIterator<Item = Arc<Allocation>>>(iter: T) -> Self {
-        let mut s = AllocSet::new();
-        for a in iter {
-            s.insert(a);
+        let mut v: Vec<Arc<Allocation>> = iter.into_iter().collect();
+        if !v.is_sorted_by(|a, b| a.id < b.id) {
+            // Stable, so equal IDs keep their order and the last one stays.
+            v.sort_by(|a, b| a.id.cmp(&b.id));
+            v.reverse();
+            v.dedup_by(|later, earlier| later.id == earlier.id);
+            v.reverse();
         }
-        s
+        AllocSet(v)
     }
 }
 
@@ -175,7 +274,7 @@ pub struct AllocNameIndex {
     group: String,
     count: u32,
     /// Taken indexes (Nomad's bitmap).
-    taken: BTreeSet<u32>,
+    taken: Taken,
     /// Indexes taken more than once, and how many extra times.
     duplicates: BTreeMap<u32, u32>,
 }
@@ -183,7 +282,24 @@ pub struct AllocNameIndex {
 impl AllocNameIndex {
     /// An index seeded with the names of `allocs` (`newAllocNameIndex`).
     pub fn new(job: &str, group: &str, count: u32, allocs: &AllocSet) -> Self {
-        let (taken, duplicates) = taken_indexes(allocs);
+        Self::from_sets(job, group, count, &[allocs])
+    }
+
+    /// An index seeded with the names of the union of `sets` (an alloc in
+    /// several sets counts once), without building the union.
+    pub fn from_sets(job: &str, group: &str, count: u32, sets: &[&AllocSet]) -> Self {
+        let mut taken = Taken::with_capacity(count);
+        let mut duplicates = BTreeMap::new();
+        let mut take = |idx: u32| {
+            if !taken.insert(idx) {
+                *duplicates.entry(idx).or_insert(0) += 1;
+            }
+        };
+        match sets {
+            [] => {}
+            [one] => one.iter().for_each(|a| take(a.name_index())),
+            _ => union_each(sets, |a| take(a.name_index())),
+        }
         AllocNameIndex {
             job: job.to_string(),
             group: group.to_string(),
@@ -227,11 +343,9 @@ impl AllocNameIndex {
         }
     }
 
-    /// Free indexes below `count`, ascending.
-    fn free_below_count(&self) -> Vec<u32> {
-        (0..self.count)
-            .filter(|i| !self.taken.contains(i))
-            .collect()
+    /// The first free index in `from..count`.
+    fn next_free(&self, from: u32) -> Option<u32> {
+        (from..self.count).find(|i| !self.taken.contains(i))
     }
 
     /// Names for `n` canaries (`NextCanaries`): first the names of
@@ -249,7 +363,7 @@ impl AllocNameIndex {
         }
         let existing_names = existing.name_set();
         let (dtaken, _) = taken_indexes(destructive);
-        for idx in dtaken.into_iter().filter(|i| *i < self.count) {
+        for idx in dtaken.iter().filter(|i| *i < self.count) {
             let name = self.name(idx);
             if !existing_names.contains(&name) {
                 next.push(name);
@@ -259,7 +373,9 @@ impl AllocNameIndex {
                 }
             }
         }
-        for idx in self.free_below_count() {
+        let mut from = 0;
+        while let Some(idx) = self.next_free(from) {
+            from = idx + 1;
             let name = self.name(idx);
             if !existing_names.contains(&name) {
                 next.push(name);
@@ -270,7 +386,7 @@ impl AllocNameIndex {
             }
         }
         let remainder = (n - next.len()) as u32;
-        for i in self.count..self.count + remainder {
+        for i in self.count..self.count.saturating_add(remainder) {
             next.push(self.name(i));
         }
         next
@@ -283,7 +399,9 @@ impl AllocNameIndex {
         if n == 0 {
             return next;
         }
-        for idx in self.free_below_count() {
+        let mut from = 0;
+        while let Some(idx) = self.next_free(from) {
+            from = idx + 1;
             next.push(self.name(idx));
             self.taken.insert(idx);
             if next.len() == n {
@@ -299,9 +417,100 @@ impl AllocNameIndex {
     }
 }
 
+/// Calls `f` once per ID of the union of `sets` (ID order; on equal IDs the
+/// alloc of the latest set).
+fn union_each(sets: &[&AllocSet], mut f: impl FnMut(&Arc<Allocation>)) {
+    let mut cursors = vec![0usize; sets.len()];
+    loop {
+        // The smallest ID under the cursors; the latest set wins ties.
+        let mut best: Option<(usize, &Arc<Allocation>)> = None;
+        for (k, (s, c)) in sets.iter().zip(&cursors).enumerate() {
+            if let Some(a) = s.0.get(*c)
+                && best.is_none_or(|(_, b)| a.id <= b.id)
+            {
+                best = Some((k, a));
+            }
+        }
+        let Some((_, a)) = best else { return };
+        let id = a.id.as_str();
+        for (s, c) in sets.iter().zip(cursors.iter_mut()) {
+            if s.0.get(*c).is_some_and(|x| x.id == id) {
+                *c += 1;
+            }
+        }
+        f(a);
+    }
+}
+
+/// Taken name indexes: a bitmap up to a bound, a sorted set above it (so a
+/// huge index in a name cannot make a huge bitmap).
+#[derive(Debug, Clone, Default)]
+struct Taken {
+    bits: Vec<u64>,
+    high: BTreeSet<u32>,
+}
+
+/// The largest bitmap [`Taken`] makes, in bits.
+const TAKEN_BITMAP_MAX: u32 = 1 << 20;
+
+impl Taken {
+    fn with_capacity(count: u32) -> Self {
+        let bits = count.clamp(64, TAKEN_BITMAP_MAX).div_ceil(64) as usize;
+        Taken {
+            bits: vec![0; bits],
+            high: BTreeSet::new(),
+        }
+    }
+    fn limit(&self) -> u32 {
+        (self.bits.len() * 64) as u32
+    }
+    /// Adds `i`; false when it was already there.
+    fn insert(&mut self, i: u32) -> bool {
+        if i >= self.limit() {
+            return self.high.insert(i);
+        }
+        let (w, b) = ((i / 64) as usize, 1u64 << (i % 64));
+        let fresh = self.bits[w] & b == 0;
+        self.bits[w] |= b;
+        fresh
+    }
+    fn remove(&mut self, i: &u32) {
+        if *i >= self.limit() {
+            self.high.remove(i);
+        } else {
+            self.bits[(*i / 64) as usize] &= !(1u64 << (*i % 64));
+        }
+    }
+    fn contains(&self, i: &u32) -> bool {
+        if *i >= self.limit() {
+            self.high.contains(i)
+        } else {
+            self.bits[(*i / 64) as usize] & (1u64 << (*i % 64)) != 0
+        }
+    }
+    fn pop_last(&mut self) -> Option<u32> {
+        if let Some(i) = self.high.pop_last() {
+            return Some(i);
+        }
+        let w = self.bits.iter().rposition(|w| *w != 0)?;
+        let b = 63 - self.bits[w].leading_zeros();
+        self.bits[w] &= !(1u64 << b);
+        Some(w as u32 * 64 + b)
+    }
+    /// The indexes in ascending order.
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        let low = self.bits.iter().enumerate().flat_map(|(w, bits)| {
+            (0..64u32)
+                .filter(move |b| bits & (1u64 << b) != 0)
+                .map(move |b| w as u32 * 64 + b)
+        });
+        low.chain(self.high.iter().copied())
+    }
+}
+
 /// The taken indexes of a set and the duplicate counts (`bitmapFrom`).
-fn taken_indexes(allocs: &AllocSet) -> (BTreeSet<u32>, BTreeMap<u32, u32>) {
-    let mut taken = BTreeSet::new();
+fn taken_indexes(allocs: &AllocSet) -> (Taken, BTreeMap<u32, u32>) {
+    let mut taken = Taken::with_capacity(allocs.len() as u32);
     let mut duplicates = BTreeMap::new();
     for a in allocs.iter() {
         let idx = a.name_index();

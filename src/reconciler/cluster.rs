@@ -28,7 +28,8 @@
 use super::alloc_set::{AllocNameIndex, AllocSet};
 use super::filters::{
     self, BATCHED_FAILED_ALLOC_WINDOW, DelayedReschedule, FilterContext, RescheduleContext,
-    classify_allocs, filter_by_rescheduleable, filter_server_terminal_allocs,
+    classify_allocs, classify_each, filter_by_rescheduleable, split_rescheduleable,
+    split_server_terminal_allocs,
 };
 use super::picker::{Pick, Picker};
 use super::reasons::{AllocCategory, AllocDecision, ClassifyRule, Decision, Explain, StopReason};
@@ -320,17 +321,23 @@ impl Reconciler<'_, '_> {
 
     fn compute(&mut self) {
         let input = self.input;
+        // The allocs in ID order (stable: of equal IDs the later stays last).
+        let mut sorted: Vec<&Arc<Allocation>> = input.allocs.iter().collect();
+        if !sorted.is_sorted_by(|a, b| a.id <= b.id) {
+            sorted.sort_by(|a, b| a.id.cmp(&b.id));
+        }
+        self.explain.prepare(sorted.iter().map(|a| &***a));
         // The alloc matrix: group -> allocs (later duplicates replace earlier).
-        let mut matrix: BTreeMap<String, AllocSet> = BTreeMap::new();
-        for a in &input.allocs {
+        let mut matrix: BTreeMap<&str, AllocSet> = BTreeMap::new();
+        for a in sorted {
             matrix
-                .entry(a.task_group.clone())
+                .entry(a.task_group.as_str())
                 .or_default()
                 .insert(Arc::clone(a));
         }
         if let Some(job) = &input.job {
             for tg in &job.task_groups {
-                matrix.entry(tg.name.clone()).or_default();
+                matrix.entry(tg.name.as_str()).or_default();
             }
         }
 
@@ -354,7 +361,7 @@ impl Reconciler<'_, '_> {
                     StopReason::JobStopped,
                 );
                 self.result.desired_tg_updates.insert(
-                    group.clone(),
+                    group.to_string(),
                     DesiredUpdates {
                         stop: n,
                         ..Default::default()
@@ -376,7 +383,7 @@ impl Reconciler<'_, '_> {
 
         let mut complete = true;
         for (group, set) in matrix {
-            complete &= self.compute_group(&group, set);
+            complete &= self.compute_group(group, set);
         }
         self.set_deployment_status_and_updates(complete);
     }
@@ -460,10 +467,9 @@ impl Reconciler<'_, '_> {
         rule: ClassifyRule,
         reason: StopReason,
     ) -> u64 {
-        let c = classify_allocs(set, &self.filter_cx());
+        let (c, rules) = classify_each(set, &self.filter_cx());
         let mut stops = Vec::new();
-        for a in set.iter() {
-            let (cat, _) = c.rules[&a.id];
+        for (a, (cat, _)) in set.iter().zip(rules) {
             self.explain.classify(a, cat, rule, Decision::Skip);
         }
         let unknown = ClientStatus::Unknown;
@@ -527,7 +533,7 @@ impl Reconciler<'_, '_> {
         let mut stops: Vec<StopResult> = Vec::new();
         let mut place_out: Vec<PlaceResult> = Vec::new();
 
-        let (mut all, dropped) = filter_server_terminal_allocs(&all);
+        let (mut all, dropped) = split_server_terminal_allocs(all);
         for a in dropped.iter() {
             self.explain.classify(
                 a,
@@ -565,14 +571,13 @@ impl Reconciler<'_, '_> {
                 );
             }
             du.ignore += old.len() as u64;
-            all = all.difference(&[&old]);
+            all.remove_all(&old);
         }
 
         let canaries = self.cancel_unneeded_canaries(&mut all, &mut du, &mut stops);
 
-        let c = classify_allocs(&all, &self.filter_cx());
-        for a in all.iter() {
-            let (cat, rule) = c.rules[&a.id];
+        let (c, rules) = classify_each(&all, &self.filter_cx());
+        for (a, (cat, rule)) in all.iter().zip(rules) {
             let default = match cat {
                 AllocCategory::Ignore => Decision::Ignore,
                 AllocCategory::Untainted | AllocCategory::Migrate => Decision::Skip,
@@ -589,20 +594,22 @@ impl Reconciler<'_, '_> {
             deployment: self.deployment_current.as_ref(),
             rules: &self.rules,
         };
-        let split = filter_by_rescheduleable(&c.untainted, false, &rcx);
+        let split = split_rescheduleable(c.untainted, false, &rcx);
         let msplit = filter_by_rescheduleable(&c.migrate, false, &rcx);
+        let mut reschedule_now = split.now;
+        reschedule_now.union_with(&msplit.now);
         let mut sets = GroupSets {
             untainted: split.untainted,
-            migrate: c.migrate.clone(),
-            lost: c.lost.clone(),
-            disconnecting: c.disconnecting.clone(),
-            reschedule_now: split.now.union(&[&msplit.now]),
+            migrate: c.migrate,
+            lost: c.lost,
+            disconnecting: c.disconnecting,
+            reschedule_now,
             reschedule_later: split.later.into_iter().chain(msplit.later).collect(),
         };
         for a in sets.untainted.iter() {
             self.explain.decide(&a.id, Decision::Keep);
         }
-        for a in c.migrate.iter() {
+        for a in sets.migrate.iter() {
             self.explain.decide(&a.id, Decision::Migrate);
         }
         for a in sets.reschedule_now.iter() {
@@ -622,8 +629,8 @@ impl Reconciler<'_, '_> {
                     c.expiring.filter(|a| a.replace_on_disconnect(legacy)),
                 ),
             };
-            sets.lost = sets.lost.union(&[&lose]);
-            sets.untainted = sets.untainted.union(&[&keep]);
+            sets.lost.union_with(&lose);
+            sets.untainted.union_with(&keep);
         }
 
         let mut timeout_later_evals: BTreeMap<String, String> = BTreeMap::new();
@@ -659,13 +666,16 @@ impl Reconciler<'_, '_> {
             self.create_reschedule_later_evals(&mut sets, &all, &tg.name, &mut du);
         }
 
-        let mut name_index = AllocNameIndex::new(
+        let mut name_index = AllocNameIndex::from_sets(
             &input.job_id,
             group,
             tg.count,
-            &sets
-                .untainted
-                .union(&[&sets.migrate, &sets.reschedule_now, &sets.lost]),
+            &[
+                &sets.untainted,
+                &sets.migrate,
+                &sets.reschedule_now,
+                &sets.lost,
+            ],
         );
 
         let is_canarying = dstate.desired_canaries != 0 && !dstate.promoted;
@@ -686,7 +696,7 @@ impl Reconciler<'_, '_> {
         }
 
         if is_canarying {
-            sets.untainted = sets.untainted.difference(&[&canaries]);
+            sets.untainted.remove_all(&canaries);
         }
         let requires_canaries = tg.update.as_ref().is_some_and(|u| {
             !destructive.is_empty() && canaries.len() < u.canary as usize && !dstate.promoted
@@ -880,7 +890,7 @@ impl Reconciler<'_, '_> {
             );
         }
         du.stop += stop_set.len() as u64;
-        *all = all.difference(&[&stop_set]);
+        all.remove_all(&stop_set);
 
         let Some(cur) = &self.deployment_current else {
             return AllocSet::new();
@@ -916,7 +926,8 @@ impl Reconciler<'_, '_> {
                 StopReason::Lost,
             );
         }
-        *all = all.difference(&[&c.migrate, &c.lost]);
+        all.remove_all(&c.migrate);
+        all.remove_all(&c.lost);
         c.untainted
     }
 
@@ -966,14 +977,14 @@ impl Reconciler<'_, '_> {
                 continue;
             }
             // Follow the chain of replacements.
-            let mut chain: Vec<Arc<Allocation>> = Vec::new();
-            let mut next = r.next_allocation.clone();
-            while let Some(a) = all.get(&next) {
+            let mut chain: Vec<&Arc<Allocation>> = Vec::new();
+            let mut next = r.next_allocation.as_str();
+            while let Some(a) = all.get(next) {
                 if chain.iter().any(|c| c.id == a.id) || a.id == r.id {
                     break;
                 }
-                chain.push(Arc::clone(a));
-                next = a.next_allocation.clone();
+                chain.push(a);
+                next = &a.next_allocation;
             }
             for replacement in chain.iter().filter(|a| !a.server_terminal_status()) {
                 match self.picker.pick(&strategy, r, replacement, self.input.now) {
@@ -1009,10 +1020,10 @@ impl Reconciler<'_, '_> {
         let reconnect = reconnecting.difference(&[&stop]);
 
         du.stop += stop.len() as u64;
-        sets.untainted = sets.untainted.difference(&[&stop]);
-        sets.migrate = sets.migrate.difference(&[&stop]);
-        sets.lost = sets.lost.difference(&[&stop]);
-        sets.disconnecting = sets.disconnecting.difference(&[&stop]);
+        sets.untainted.remove_all(&stop);
+        sets.migrate.remove_all(&stop);
+        sets.lost.remove_all(&stop);
+        sets.disconnecting.remove_all(&stop);
 
         if !reconnect.is_empty() {
             let mut updates = AllocSet::new();
@@ -1035,8 +1046,8 @@ impl Reconciler<'_, '_> {
                 self.explain.decide(&a.id, Decision::Reconnect);
             }
             du.reconnect = updates.len() as u64;
-            self.result.reconnect_updates = self.result.reconnect_updates.union(&[&updates]);
-            sets.untainted = sets.untainted.union(&[&reconnect]);
+            self.result.reconnect_updates.union_with(&updates);
+            sets.untainted.union_with(&reconnect);
         }
     }
 
@@ -1056,8 +1067,8 @@ impl Reconciler<'_, '_> {
             rules: &self.rules,
         };
         let split = filter_by_rescheduleable(&sets.disconnecting, true, &rcx);
-        sets.reschedule_now = sets.reschedule_now.union(&[&split.now]);
-        sets.untainted = sets.untainted.union(&[&split.untainted]);
+        sets.reschedule_now.union_with(&split.now);
+        sets.untainted.union_with(&split.untainted);
         sets.reschedule_later.extend(split.later);
 
         let (ids, evals) = self.create_timeout_later_evals(&sets.disconnecting);
@@ -1080,7 +1091,7 @@ impl Reconciler<'_, '_> {
                 .decide(&a.id, Decision::Disconnect { replaced });
         }
         sets.reschedule_now = sets.reschedule_now.update(&updates);
-        self.result.disconnect_updates = self.result.disconnect_updates.union(&[&updates]);
+        self.result.disconnect_updates.union_with(&updates);
         du.disconnect = updates.len() as u64;
         du.reschedule_now = sets.reschedule_now.len() as u64;
         du.reschedule_later = sets.reschedule_later.len() as u64;
@@ -1197,7 +1208,7 @@ impl Reconciler<'_, '_> {
                 attribute_updates.insert(Arc::new(copy));
             }
         }
-        self.result.attribute_updates = self.result.attribute_updates.union(&[&attribute_updates]);
+        self.result.attribute_updates.union_with(&attribute_updates);
         self.result
             .desired_followup_evals
             .entry(group.to_string())
@@ -1220,7 +1231,6 @@ impl Reconciler<'_, '_> {
         du: &mut DesiredUpdates,
         stops: &mut Vec<StopResult>,
     ) {
-        let mut stop = sets.lost.clone();
         for a in sets.lost.iter() {
             let followup = followups.get(&a.id).cloned().unwrap_or_default();
             stops.push(StopResult {
@@ -1242,6 +1252,7 @@ impl Reconciler<'_, '_> {
                 );
             }
         }
+        let mut stop: Vec<Arc<Allocation>> = sets.lost.iter().cloned().collect();
         self.compute_stop_over_count(
             tg,
             name_index,
@@ -1251,10 +1262,15 @@ impl Reconciler<'_, '_> {
             &mut stop,
             stops,
         );
+        let stop: AllocSet = stop.into_iter().collect();
         du.stop += stop.len() as u64;
-        sets.untainted = sets.untainted.difference(&[&stop]);
+        sets.untainted.remove_all(&stop);
     }
 
+    /// Stops allocs over the count: first twins of promoted canaries, then
+    /// migrating allocs with the highest names, then untainted allocs with
+    /// the highest names, then any untainted alloc. Stopped allocs are
+    /// appended to `stop`.
     #[allow(clippy::too_many_arguments)]
     fn compute_stop_over_count(
         &mut self,
@@ -1263,91 +1279,26 @@ impl Reconciler<'_, '_> {
         sets: &mut GroupSets,
         canaries: &AllocSet,
         is_canarying: bool,
-        stop: &mut AllocSet,
+        stop: &mut Vec<Arc<Allocation>>,
         stops: &mut Vec<StopResult>,
     ) {
-        let mut working = sets.untainted.clone();
-        if is_canarying {
-            working = working.difference(&[canaries]);
-        }
-        let known = working.filter_out_by_client_status(&ClientStatus::Unknown);
-        let mut remove = known.len() as i64 + sets.migrate.len() as i64 - tg.count as i64;
+        let counted = |a: &Allocation| !is_canarying || !canaries.contains(&a.id);
+        let known = sets
+            .untainted
+            .iter()
+            .filter(|a| counted(a) && a.client_status != ClientStatus::Unknown)
+            .count();
+        let mut remove = known as i64 + sets.migrate.len() as i64 - tg.count as i64;
         if remove <= 0 {
             return;
         }
-        working = working.filter_by_server_terminal();
+        let mut working = sets
+            .untainted
+            .filter(|a| counted(a) && !a.server_terminal_status());
 
-        if !is_canarying && !canaries.is_empty() {
-            let names = canaries.name_set();
-            for a in working.difference(&[canaries]).iter() {
-                if names.contains(&a.name) {
-                    stop.insert(Arc::clone(a));
-                    self.stop(
-                        stops,
-                        a,
-                        None,
-                        status::ALLOC_NOT_NEEDED,
-                        "",
-                        StopReason::NotNeeded,
-                    );
-                    working.remove(&a.id);
-                    remove -= 1;
-                    if remove == 0 {
-                        return;
-                    }
-                }
-            }
-        }
-
-        if !sets.migrate.is_empty() {
-            let mut migrating =
-                AllocNameIndex::new(&self.input.job_id, &tg.name, tg.count, &sets.migrate);
-            let names = migrating.highest(remove as usize);
-            for a in sets.migrate.clone().iter() {
-                if !names.contains(&a.name) {
-                    continue;
-                }
-                self.stop(
-                    stops,
-                    a,
-                    None,
-                    status::ALLOC_NOT_NEEDED,
-                    "",
-                    StopReason::NotNeeded,
-                );
-                sets.migrate.remove(&a.id);
-                stop.insert(Arc::clone(a));
-                name_index.unset_index(a.name_index());
-                remove -= 1;
-                if remove == 0 {
-                    return;
-                }
-            }
-        }
-
-        let names = name_index.highest(remove as usize);
-        for a in working.clone().iter() {
-            if names.contains(&a.name) {
-                stop.insert(Arc::clone(a));
-                self.stop(
-                    stops,
-                    a,
-                    None,
-                    status::ALLOC_NOT_NEEDED,
-                    "",
-                    StopReason::NotNeeded,
-                );
-                working.remove(&a.id);
-                remove -= 1;
-                if remove == 0 {
-                    return;
-                }
-            }
-        }
-
-        for a in working.clone().iter() {
-            stop.insert(Arc::clone(a));
-            self.stop(
+        let mut stop_one = |this: &mut Self, a: &Arc<Allocation>, remove: &mut i64| {
+            stop.push(Arc::clone(a));
+            this.stop(
                 stops,
                 a,
                 None,
@@ -1355,8 +1306,61 @@ impl Reconciler<'_, '_> {
                 "",
                 StopReason::NotNeeded,
             );
-            working.remove(&a.id);
-            remove -= 1;
+            *remove -= 1;
+        };
+
+        if !is_canarying && !canaries.is_empty() {
+            let names = canaries.name_set();
+            let mut stopped = AllocSet::new();
+            for a in working.iter() {
+                if !canaries.contains(&a.id) && names.contains(&a.name) {
+                    stop_one(self, a, &mut remove);
+                    stopped.insert(Arc::clone(a));
+                    if remove == 0 {
+                        return;
+                    }
+                }
+            }
+            working.remove_all(&stopped);
+        }
+
+        if !sets.migrate.is_empty() {
+            let mut migrating =
+                AllocNameIndex::new(&self.input.job_id, &tg.name, tg.count, &sets.migrate);
+            let names = migrating.highest(remove as usize);
+            let mut stopped = AllocSet::new();
+            for a in sets.migrate.iter() {
+                if !names.contains(&a.name) {
+                    continue;
+                }
+                stop_one(self, a, &mut remove);
+                stopped.insert(Arc::clone(a));
+                name_index.unset_index(a.name_index());
+                if remove == 0 {
+                    break;
+                }
+            }
+            sets.migrate.remove_all(&stopped);
+            if remove == 0 {
+                return;
+            }
+        }
+
+        let names = name_index.highest(remove as usize);
+        let mut stopped = AllocSet::new();
+        for a in working.iter() {
+            if names.contains(&a.name) {
+                stop_one(self, a, &mut remove);
+                stopped.insert(Arc::clone(a));
+                if remove == 0 {
+                    return;
+                }
+            }
+        }
+        working.remove_all(&stopped);
+
+        for a in working.iter() {
+            stop_one(self, a, &mut remove);
             if remove == 0 {
                 return;
             }
@@ -1434,7 +1438,7 @@ impl Reconciler<'_, '_> {
         under: i64,
         stops: &mut Vec<StopResult>,
     ) -> (i64, Vec<PlaceResult>) {
-        let disconnect_updates = self.result.disconnect_updates.clone();
+        let disconnect_updates = &self.result.disconnect_updates;
         let failed = sets.reschedule_now.filter(|a| {
             !disconnect_updates.contains(&a.id)
                 && !sets.migrate.contains(&a.id)
@@ -1467,7 +1471,15 @@ impl Reconciler<'_, '_> {
             return (under, out);
         }
         let current_id = self.deployment_current.as_ref().map(|d| d.id.clone());
-        for p in &place {
+        let disconnected: Vec<bool> = place
+            .iter()
+            .map(|p| {
+                p.previous_alloc
+                    .as_ref()
+                    .is_some_and(|prev| self.result.disconnect_updates.contains(&prev.id))
+            })
+            .collect();
+        for (p, disconnected) in place.iter().zip(disconnected) {
             let prev = p.previous_alloc.as_ref();
             let part_of_failed = self.deployment_failed
                 && prev.is_some_and(|prev| Some(&prev.deployment_id) == current_id.as_ref());
@@ -1475,7 +1487,7 @@ impl Reconciler<'_, '_> {
                 out.push(p.clone());
                 du.place += 1;
                 let Some(prev) = prev else { continue };
-                if disconnect_updates.contains(&prev.id) {
+                if disconnected {
                     continue;
                 }
                 self.stop(

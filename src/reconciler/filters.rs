@@ -192,24 +192,42 @@ pub fn classify_alloc(alloc: &Allocation, cx: &FilterContext<'_>) -> (AllocCateg
 
 /// Splits a set into the seven classification sets (`classifyAllocs`).
 pub fn classify_allocs(set: &AllocSet, cx: &FilterContext<'_>) -> Classified {
+    let (mut out, rules) = classify_each(set, cx);
+    out.rules = set.ids().cloned().zip(rules).collect();
+    out
+}
+
+/// [`classify_allocs`] without the per-ID map: the sets, and the set and
+/// rule of each alloc in the order of `set`.
+pub fn classify_each(
+    set: &AllocSet,
+    cx: &FilterContext<'_>,
+) -> (Classified, Vec<(AllocCategory, ClassifyRule)>) {
     let mut out = Classified::default();
+    let mut rules = Vec::with_capacity(set.len());
     for alloc in set.iter() {
         let (cat, rule) = classify_alloc(alloc, cx);
         out.set_mut(cat).insert(Arc::clone(alloc));
-        out.rules.insert(alloc.id.clone(), (cat, rule));
+        rules.push((cat, rule));
     }
-    out
+    (out, rules)
 }
 
 /// Drops server-terminal allocs, except batch allocs not marked for
 /// reschedule (`filterServerTerminalAllocs`). Returns kept and dropped.
 pub fn filter_server_terminal_allocs(set: &AllocSet) -> (AllocSet, AllocSet) {
-    let keep = |a: &Allocation| {
-        !a.server_terminal_status()
-            || (a.job.as_ref().is_some_and(|j| j.job_type == JobType::Batch)
-                && !a.desired_transition.should_reschedule())
-    };
-    (set.filter(keep), set.filter(|a| !keep(a)))
+    set.partition(kept_unless_server_terminal)
+}
+
+/// [`filter_server_terminal_allocs`] on a set that is no longer needed.
+pub fn split_server_terminal_allocs(set: AllocSet) -> (AllocSet, AllocSet) {
+    set.into_partition(kept_unless_server_terminal)
+}
+
+fn kept_unless_server_terminal(a: &Allocation) -> bool {
+    !a.server_terminal_status()
+        || (a.job.as_ref().is_some_and(|j| j.job_type == JobType::Batch)
+            && !a.desired_transition.should_reschedule())
 }
 
 /// An alloc that may be rescheduled (or stopped as lost) at a later time
@@ -255,34 +273,44 @@ pub fn filter_by_rescheduleable(
     is_disconnecting: bool,
     cx: &RescheduleContext<'_>,
 ) -> RescheduleSplit {
+    split_rescheduleable(set.iter().cloned(), is_disconnecting, cx)
+}
+
+/// [`filter_by_rescheduleable`] over owned allocs (in ID order), so a set
+/// that is no longer needed can be split without copying it.
+pub fn split_rescheduleable(
+    set: impl IntoIterator<Item = Arc<Allocation>>,
+    is_disconnecting: bool,
+    cx: &RescheduleContext<'_>,
+) -> RescheduleSplit {
     let mut out = RescheduleSplit::default();
-    for alloc in set.iter() {
+    for alloc in set {
         if is_disconnecting && alloc.client_status == ClientStatus::Unknown {
             continue;
         }
         if !alloc.next_allocation.is_empty() && alloc.terminal_status() {
             continue;
         }
-        let (is_untainted, ignore) = should_filter(alloc, cx.is_batch);
+        let (is_untainted, ignore) = should_filter(&alloc, cx.is_batch);
         if is_untainted && !is_disconnecting {
-            out.untainted.insert(Arc::clone(alloc));
+            out.untainted.insert(alloc);
             continue;
         }
         if ignore {
             continue;
         }
-        let (now, later, time) = update_by_reschedulable(alloc, is_disconnecting, cx);
+        let (now, later, time) = update_by_reschedulable(&alloc, is_disconnecting, cx);
         if now {
-            out.now.insert(Arc::clone(alloc));
+            out.now.insert(alloc);
             continue;
         }
-        out.untainted.insert(Arc::clone(alloc));
         if later {
             out.later.push(DelayedReschedule {
-                alloc: Arc::clone(alloc),
+                alloc: Arc::clone(&alloc),
                 reschedule_time: time,
             });
         }
+        out.untainted.insert(alloc);
     }
     out
 }

@@ -4,7 +4,7 @@
 //! These are typed, not free text, so the UI and the CLI (`--explain`) can
 //! answer "why was this allocation stopped?" and tests can assert on them.
 
-use crate::model::Time;
+use crate::model::{Allocation, Time};
 use serde::{Deserialize, Serialize};
 
 /// The set an alloc fell in (Nomad's `allocCategory`), plus the states an
@@ -301,39 +301,116 @@ pub struct AllocDecision {
 }
 
 /// Collects [`AllocDecision`]s during a run, keyed by alloc ID.
+///
+/// Records live in a vector sorted by alloc ID. The reconciler walks its
+/// sets in ID order, so each lookup first tries the record after the last
+/// one touched before falling back to a binary search.
 #[derive(Debug, Clone, Default)]
 pub struct Explain {
-    records: std::collections::BTreeMap<String, AllocDecision>,
+    /// Sorted by `alloc_id`; slots made by [`Explain::prepare`] stay hidden
+    /// until classified.
+    records: Vec<AllocDecision>,
+    /// Per record: whether it was classified.
+    live: Vec<bool>,
+    /// The record touched last.
+    hint: usize,
 }
 
 impl Explain {
+    /// Reserves a slot for each alloc, so that later calls find their record
+    /// without inserting; the strings are copied once here. Allocs already
+    /// sorted by ID (the usual case) are taken in one pass.
+    pub fn prepare<'a>(&mut self, allocs: impl IntoIterator<Item = &'a Allocation>) {
+        for alloc in allocs {
+            let at = match self.records.last() {
+                Some(last) if last.alloc_id.as_str() < alloc.id.as_str() => self.records.len(),
+                None => 0,
+                _ => match self.position(&alloc.id) {
+                    Ok(_) => continue,
+                    Err(i) => i,
+                },
+            };
+            self.records.insert(
+                at,
+                record(
+                    alloc,
+                    AllocCategory::Filtered,
+                    ClassifyRule::Default,
+                    Decision::Skip,
+                ),
+            );
+            self.live.insert(at, false);
+        }
+    }
+
+    fn position(&self, id: &str) -> Result<usize, usize> {
+        self.records
+            .binary_search_by(|r| r.alloc_id.as_str().cmp(id))
+    }
+
+    /// The slot of `id`: the hinted record or the next one, else a search.
+    fn find(&mut self, id: &str) -> Result<usize, usize> {
+        for i in [self.hint, self.hint + 1] {
+            if self.records.get(i).is_some_and(|r| r.alloc_id == id) {
+                self.hint = i;
+                return Ok(i);
+            }
+        }
+        let found = self.position(id);
+        if let Ok(i) = found {
+            self.hint = i;
+        }
+        found
+    }
+
     /// Records (or re-records) the set and rule of an alloc.
     pub fn classify(
         &mut self,
-        alloc: &crate::model::Allocation,
+        alloc: &Allocation,
         set: AllocCategory,
         rule: ClassifyRule,
         default: Decision,
     ) {
-        self.records.insert(
-            alloc.id.clone(),
-            AllocDecision {
-                alloc_id: alloc.id.clone(),
-                name: alloc.name.clone(),
-                node_id: alloc.node_id.clone(),
-                client_status: alloc.client_status.to_string(),
-                task_group: alloc.task_group.clone(),
-                set,
-                rule,
-                decision: default,
-            },
-        );
+        match self.find(&alloc.id) {
+            Ok(i) => {
+                let r = &mut self.records[i];
+                if r.name != alloc.name {
+                    r.name.clone_from(&alloc.name);
+                }
+                if r.node_id != alloc.node_id {
+                    r.node_id.clone_from(&alloc.node_id);
+                }
+                if r.client_status != alloc.client_status.as_str() {
+                    r.client_status = alloc.client_status.to_string();
+                }
+                if r.task_group != alloc.task_group {
+                    r.task_group.clone_from(&alloc.task_group);
+                }
+                r.set = set;
+                r.rule = rule;
+                r.decision = default;
+                self.live[i] = true;
+            }
+            Err(i) => {
+                self.records.insert(i, record(alloc, set, rule, default));
+                self.live.insert(i, true);
+                self.hint = i;
+            }
+        }
+    }
+
+    /// The live record of an alloc, for changing it.
+    fn live_mut(&mut self, alloc_id: &str) -> Option<&mut AllocDecision> {
+        match self.find(alloc_id) {
+            Ok(i) if self.live[i] => Some(&mut self.records[i]),
+            _ => None,
+        }
     }
 
     /// Records a decision. A stop is final: later non-stop decisions do not
     /// replace it.
     pub fn decide(&mut self, alloc_id: &str, decision: Decision) {
-        if let Some(r) = self.records.get_mut(alloc_id)
+        if let Some(r) = self.live_mut(alloc_id)
             && (decision.is_stop() || !r.decision.is_stop())
         {
             r.decision = decision;
@@ -342,7 +419,7 @@ impl Explain {
 
     /// Marks a stopped alloc as replaced by a placement of this run.
     pub fn mark_replaced(&mut self, alloc_id: &str) {
-        if let Some(r) = self.records.get_mut(alloc_id) {
+        if let Some(r) = self.live_mut(alloc_id) {
             match &mut r.decision {
                 Decision::Stop { replaced, .. } | Decision::Disconnect { replaced } => {
                     *replaced = true
@@ -354,11 +431,39 @@ impl Explain {
 
     /// The current decision of an alloc.
     pub fn get(&self, alloc_id: &str) -> Option<&AllocDecision> {
-        self.records.get(alloc_id)
+        match self.position(alloc_id) {
+            Ok(i) if self.live[i] => Some(&self.records[i]),
+            _ => None,
+        }
     }
 
     /// All records in alloc ID order.
     pub fn into_vec(self) -> Vec<AllocDecision> {
-        self.records.into_values().collect()
+        if self.live.iter().all(|l| *l) {
+            return self.records;
+        }
+        self.records
+            .into_iter()
+            .zip(self.live)
+            .filter_map(|(r, live)| live.then_some(r))
+            .collect()
+    }
+}
+
+fn record(
+    alloc: &Allocation,
+    set: AllocCategory,
+    rule: ClassifyRule,
+    decision: Decision,
+) -> AllocDecision {
+    AllocDecision {
+        alloc_id: alloc.id.clone(),
+        name: alloc.name.clone(),
+        node_id: alloc.node_id.clone(),
+        client_status: alloc.client_status.to_string(),
+        task_group: alloc.task_group.clone(),
+        set,
+        rule,
+        decision,
     }
 }

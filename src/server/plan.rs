@@ -167,7 +167,7 @@ impl Server {
                 {
                     Ok(())
                 } else {
-                    Err("node is down".to_string())
+                    Err("node is down and contains invalid updates".to_string())
                 }
             }
             NodeStatus::Ready => {
@@ -226,7 +226,10 @@ impl Server {
                     Ok(())
                 }
             }
-            _ => Err(format!("node is {}", record.node.status)),
+            _ => Err(format!(
+                "node is not ready for placements (status {})",
+                record.node.status
+            )),
         }
     }
 

@@ -237,34 +237,44 @@ impl Server {
         let mut plan_lines = Vec::new();
         let mut last: Option<Attempt> = None;
         let mut status = EvalStatus::Complete;
+        // An attempt that committed nothing leaves the state as it was, so
+        // the next attempt would compute the same plan: reuse it.
+        let mut reuse = false;
+        let mut repeated = 0;
         for attempt in 1..=max_attempts {
-            let result = self.compute_generic(now, eval, job);
-            if eval.wait_until.is_zero() && !result.plan.is_noop() {
-                for followup in &result.followups {
-                    let mut followup = followup.clone();
-                    followup.previous_eval = eval.id.clone();
-                    let index = self.bump_index();
-                    followup.create_index = index;
-                    followup.modify_index = index;
-                    followup.create_time = tick_time(now);
-                    followup.modify_time = tick_time(now);
-                    if !self.rules_at_least_1_11() && followup.triggered_by == "alloc-reschedule" {
-                        followup.triggered_by = "alloc-failure".to_string();
-                    }
-                    let wait =
-                        (!followup.wait_until.is_zero()).then(|| time_tick(followup.wait_until));
-                    self.insert_eval(now, followup, wait, out);
+            let result = match last.take() {
+                Some(previous) if reuse => {
+                    repeated += 1;
+                    previous
                 }
-            }
-            for line in result.plan.describe(self) {
-                plan_lines.push(if attempt > 1 {
-                    format!("attempt {attempt}: {line}")
-                } else {
-                    line
-                });
-            }
-            let applied = self.apply_plan(now, &eval.id, &result.plan, out);
+                _ => {
+                    let result = self.compute_generic(now, eval, job);
+                    if eval.wait_until.is_zero() && !result.plan.is_noop() {
+                        self.create_followups(now, eval, &result.followups, out);
+                    }
+                    for line in result.plan.describe(self) {
+                        plan_lines.push(if attempt > 1 {
+                            format!("attempt {attempt}: {line}")
+                        } else {
+                            line
+                        });
+                    }
+                    result
+                }
+            };
+            // A repeated attempt's rejections are summarised, not traced again.
+            let mut scratch = Vec::new();
+            let sink = if repeated > 0 {
+                &mut scratch
+            } else {
+                &mut *out
+            };
+            let applied = self.apply_plan(now, &eval.id, &result.plan, sink);
             let done = applied.rejected_nodes.is_empty();
+            reuse = applied.written == 0
+                && result.followups.is_empty()
+                && result.plan.deployment.is_none()
+                && result.plan.deployment_updates.is_empty();
             last = Some(result);
             if done {
                 break;
@@ -277,6 +287,11 @@ impl Server {
                 }
             }
         }
+        if repeated > 0 {
+            plan_lines.push(format!(
+                "{repeated} more attempts: same plan, rejected again"
+            ));
+        }
         let attempt = last.unwrap_or(Attempt {
             plan: Plan::default(),
             failed: Vec::new(),
@@ -284,7 +299,11 @@ impl Server {
             desired_tg_updates: BTreeMap::new(),
             reasons: Vec::new(),
         });
-        if !attempt.failed.is_empty() && status != EvalStatus::Failed {
+        let wait_passed = eval.wait_until.is_zero() || time_tick(eval.wait_until) < now;
+        if !attempt.failed.is_empty()
+            && status != EvalStatus::Failed
+            && (attempt.followups.is_empty() || wait_passed)
+        {
             plan_lines.push(format!("failed to place: {}", attempt.failed.join(", ")));
             if eval.status == EvalStatus::Blocked {
                 status = EvalStatus::Blocked;
@@ -302,6 +321,30 @@ impl Server {
                 plan: plan_lines,
             },
         )
+    }
+
+    /// Stores the reconciler's follow-up evals (each attempt does, as Nomad).
+    fn create_followups(
+        &mut self,
+        now: Tick,
+        eval: &Evaluation,
+        followups: &[Evaluation],
+        out: &mut Vec<ServerEffect>,
+    ) {
+        for followup in followups {
+            let mut followup = followup.clone();
+            followup.previous_eval = eval.id.clone();
+            let index = self.bump_index();
+            followup.create_index = index;
+            followup.modify_index = index;
+            followup.create_time = tick_time(now);
+            followup.modify_time = tick_time(now);
+            if !self.rules_at_least_1_11() && followup.triggered_by == "alloc-reschedule" {
+                followup.triggered_by = "alloc-failure".to_string();
+            }
+            let wait = (!followup.wait_until.is_zero()).then(|| time_tick(followup.wait_until));
+            self.insert_eval(now, followup, wait, out);
+        }
     }
 
     fn rules_at_least_1_11(&self) -> bool {
@@ -683,21 +726,25 @@ impl Server {
         )
     }
 
-    /// Live allocs of `job/group` on `node` including the plan so far.
-    fn collisions(&self, node: &str, job: &str, group: &str, usage: &Usage) -> u64 {
-        let key = super::group_key(job, group);
+    /// Live allocs of `key` (`job/group`) on `node` including the plan so far.
+    fn collisions(&self, node: &str, key: &str, usage: &Usage) -> u64 {
         let base = self
             .state
             .group_counts
             .get(node)
-            .and_then(|groups| groups.get(&key))
+            .and_then(|groups| groups.get(key))
             .copied()
             .unwrap_or(0);
-        let delta = usage
-            .collisions
-            .get(&(node.to_string(), key))
-            .copied()
-            .unwrap_or(0);
+        // Only nodes the plan touched have a delta.
+        let delta = if usage.used.contains_key(node) {
+            usage
+                .collisions
+                .get(&(node.to_string(), key.to_string()))
+                .copied()
+                .unwrap_or(0)
+        } else {
+            0
+        };
         (base as i64 + delta).max(0) as u64
     }
 
@@ -742,6 +789,7 @@ impl Server {
         let count = u64::from(group_spec.count.unwrap_or(1)).max(1);
         let mut best: Option<(f64, String)> = None;
         let mut feasible_full = Vec::new();
+        let group_key = super::group_key(&job.id, group);
         for (id, record) in &self.state.nodes {
             if only.is_some_and(|only| only != id) {
                 continue;
@@ -759,7 +807,7 @@ impl Server {
             let total = 10f64.powf(free_cpu) + 10f64.powf(free_mem);
             let binpack = ((20.0 - total) / 18.0).clamp(0.0, 1.0);
             let mut scores = vec![binpack];
-            let collisions = self.collisions(id, &job.id, group, usage);
+            let collisions = self.collisions(id, &group_key, usage);
             if collisions > 0 {
                 scores.push(-((collisions + 1) as f64) / count as f64);
             }

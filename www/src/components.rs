@@ -4,6 +4,7 @@ pub mod calls;
 pub mod cluster;
 pub mod evals;
 pub mod inspector;
+pub mod jobs;
 pub mod lessons;
 pub mod scrubber;
 pub mod sequence;

@@ -9,6 +9,7 @@ use components::calls::CallDock;
 use components::cluster::ClusterPanel;
 use components::evals::EvalQueue;
 use components::inspector::Inspector;
+use components::jobs::JobsPanel;
 use components::lessons::{LessonCard, LessonList};
 use components::scrubber::Scrubber;
 use components::sequence::SequenceDiagram;
@@ -69,7 +70,10 @@ pub fn App() -> Html {
         }
         Screen::Playground => html! {
             <main class="main">
-                <div class="column-left"><ClusterPanel state={state.clone()} /></div>
+                <div class="column-left">
+                    <ClusterPanel state={state.clone()} />
+                    <JobsPanel state={state.clone()} />
+                </div>
                 <div class="column-center">
                     <SequenceDiagram state={state.clone()} />
                     <CallDock state={state.clone()} />
@@ -106,9 +110,10 @@ mod browser {
     #[hook]
     pub fn use_keyboard(state: UseReducerHandle<AppState>) {
         use_effect_with((), move |_| {
-            let listener = gloo::events::EventListener::new(
+            let listener = gloo::events::EventListener::new_with_options(
                 &gloo::utils::document(),
                 "keydown",
+                gloo::events::EventListenerOptions::enable_prevent_default(),
                 move |event| {
                     let Some(event) = event.dyn_ref::<web_sys::KeyboardEvent>() else {
                         return;

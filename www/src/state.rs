@@ -95,6 +95,8 @@ pub enum Action {
     OpenBuiltin(String),
     /// Show the lessons page.
     ShowLessons,
+    /// Open a scenario from JSON text (pasted or read from a file).
+    OpenJson(String),
 }
 
 impl Reducible for AppState {
@@ -124,6 +126,17 @@ impl Reducible for AppState {
                     next.message = None;
                 }
                 Err(err) => next.message = Some(format!("could not open {id}: {err}")),
+            },
+            Action::OpenJson(json) => match Playground::load(&json, None) {
+                Ok(playground) => {
+                    next.session.replace(playground);
+                    next.screen = Screen::Playground;
+                    next.selection = Selection::None;
+                    next.playing = false;
+                    next.message = None;
+                }
+                // The current session is untouched: only the message changes.
+                Err(err) => next.message = Some(format!("could not open the scenario: {err}")),
             },
             Action::ShowLessons => {
                 next.screen = Screen::Lessons;

@@ -20,7 +20,8 @@ commands:
   serve [--port N]     dist, then serve it on http://127.0.0.1:N (default 8080)
   test                 fmt, clippy, native tests, wasm32 core check, dependency check,
                        dist, bundle-size check and the browser tests
-  e2e                  dist, then only the browser tests";
+  e2e                  dist, then only the browser tests
+  bench-ui             dist, then the browser benchmark (step render time, first screen)";
 
 fn main() -> std::process::ExitCode {
     match real_main() {
@@ -47,6 +48,15 @@ fn real_main() -> Result<()> {
         Some("e2e") => {
             let dist_dir = dist(&root)?;
             e2e(&root, &dist_dir)
+        }
+        Some("bench-ui") => {
+            let dist_dir = dist(&root)?;
+            ensure_chromium()?;
+            let base_url = serve_background(&dist_dir)?;
+            run(Command::new("node")
+                .arg("bench/render.js")
+                .current_dir(root.join("tests/e2e"))
+                .env("BASE_URL", &base_url))
         }
         _ => {
             eprintln!("{USAGE}");
@@ -146,7 +156,8 @@ fn dist(root: &Path) -> Result<PathBuf> {
     ensure_npm(root)?;
     run(cargo().args([
         "build",
-        "--release",
+        "--profile",
+        "wasm-release",
         "--target",
         "wasm32-unknown-unknown",
         "-p",
@@ -154,7 +165,7 @@ fn dist(root: &Path) -> Result<PathBuf> {
         "--bin",
         "www",
     ]))?;
-    let input = root.join("target/wasm32-unknown-unknown/release/www.wasm");
+    let input = root.join("target/wasm32-unknown-unknown/wasm-release/www.wasm");
     let dist_dir = root.join("target/dist");
     if dist_dir.exists() {
         std::fs::remove_dir_all(&dist_dir)?;
@@ -284,8 +295,18 @@ fn serve_background(dist_dir: &Path) -> Result<String> {
 fn e2e(root: &Path, dist_dir: &Path) -> Result<()> {
     ensure_chromium()?;
     ensure_npm(root)?;
+    // The browser tests compare the wasm trace with the native CLI's.
+    run(cargo().args([
+        "build",
+        "-p",
+        "nomad-playground",
+        "--bin",
+        "nomad-playground",
+    ]))?;
+    let native_cli = root.join("target/debug/nomad-playground");
     let base_url = serve_background(dist_dir)?;
     run(Command::new("node")
+        .env("NATIVE_CLI", native_cli)
         .args(["--test", "--test-reporter=spec"])
         .current_dir(root.join("tests/e2e"))
         .env("BASE_URL", &base_url))

@@ -35,6 +35,11 @@ pub fn CallDock(props: &CallDockProps) -> Html {
                     let node_id = node.id.clone();
                     Callback::from(move |_: MouseEvent| state.dispatch(UiAction::Core(Command::Act(Action::Release { node: node_id.clone() }))))
                 };
+                let send = |make: fn(String) -> Action| {
+                    let state = state.clone();
+                    let node_id = node.id.clone();
+                    Callback::from(move |_: MouseEvent| state.dispatch(UiAction::Core(Command::Act(make(node_id.clone())))))
+                };
                 html! {
                     <div class="dock-row" data-testid={format!("dock-{}", node.id)}>
                         <span class="dock-node">{ &node.name }</span>
@@ -42,6 +47,10 @@ pub fn CallDock(props: &CallDockProps) -> Html {
                             { for calls.iter().enumerate().map(|(index, call)| call_chip(call, index, calls.len(), &state)) }
                         </ol>
                         <span class="dock-actions">
+                            <span class="muted">{ "send" }</span>
+                            <button data-testid="send-heartbeat" onclick={send(|node| Action::Heartbeat { node })} title="The client sends Node.UpdateStatus now">{ "HB" }</button>
+                            <button data-testid="send-update-alloc" onclick={send(|node| Action::UpdateAlloc { node, allocs: None })} title="The client sends Node.UpdateAlloc with its queued updates now">{ "UPD" }</button>
+                            <button data-testid="send-get-allocs" onclick={send(|node| Action::GetAllocs { node })} title="The client pulls its allocations now">{ "GET" }</button>
                             <button onclick={hold_all} data-testid="hold-all" title="Hold this client's new calls">{ "‖ hold" }</button>
                             <button onclick={release_all} data-testid="release-all" title="Release held calls">{ "release" }</button>
                         </span>

@@ -3,6 +3,8 @@
 
 use crate::components::cluster::alloc_glyph;
 use crate::state::{Action, AppState, Selection};
+use nomad_playground::playground::Command;
+use nomad_playground::scenario::format::Action as ScriptAction;
 use nomad_playground::view::{AllocView, EvalView, NodeView};
 use yew::prelude::*;
 
@@ -120,8 +122,20 @@ fn alloc_detail(alloc: &AllocView, evals: &[EvalView], state: &UseReducerHandle<
             <li><code>{ &eval.short_id }</code>{ format!(" {} → {} · {} · {}", eval.triggered_by, d.set, d.why, d.effect) }</li>
         })
         .collect();
+    let task_action = |make: fn(String) -> ScriptAction| {
+        let state = state.clone();
+        let id = alloc.id.clone();
+        Callback::from(move |_: MouseEvent| {
+            state.dispatch(Action::Core(Command::Act(make(id.clone()))))
+        })
+    };
     html! {
         <div class="alloc-detail" data-testid="alloc-detail">
+            <div class="actions" role="group" aria-label="Task actions">
+                <button data-testid="task-fail" onclick={task_action(|alloc| ScriptAction::TaskFail { alloc, task: None })}>{ "Fail task" }</button>
+                <button data-testid="task-complete" onclick={task_action(|alloc| ScriptAction::TaskComplete { alloc, task: None })}>{ "Complete task" }</button>
+                <button data-testid="task-restart" onclick={task_action(|alloc| ScriptAction::TaskRestart { alloc, task: None })}>{ "Restart task" }</button>
+            </div>
             <header>
                 <span class={classes!("swatch", format!("client-{}", alloc.client_status))} aria-hidden="true">{ alloc_glyph(&alloc.client_status) }</span>
                 { " " }{ &alloc.name }{ " " }<code>{ &alloc.short_id }</code>

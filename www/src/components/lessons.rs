@@ -15,6 +15,19 @@ pub struct LessonListProps {
 /// Lists every built-in scenario with its description.
 #[component]
 pub fn LessonList(props: &LessonListProps) -> Html {
+    let text = use_state(String::new);
+    let on_input = {
+        let text = text.clone();
+        Callback::from(move |event: InputEvent| {
+            let area: web_sys::HtmlTextAreaElement = event.target_unchecked_into();
+            text.set(area.value());
+        })
+    };
+    let open = {
+        let state = props.state.clone();
+        let text = text.clone();
+        Callback::from(move |_: MouseEvent| state.dispatch(Action::OpenJson((*text).clone())))
+    };
     html! {
         <section class="lessons" data-testid="lessons" aria-label="Lessons">
             <h1>{ "Learn how Nomad handles disconnected clients" }</h1>
@@ -38,6 +51,11 @@ pub fn LessonList(props: &LessonListProps) -> Html {
                     }
                 }) }
             </ul>
+            <h2>{ "Open your own scenario" }</h2>
+            <p class="muted">{ "Paste a scenario (format v1, see docs/scenario-format.md) and open it." }</p>
+            <textarea class="scenario-input" data-testid="scenario-input" aria-label="Scenario JSON" rows="6"
+                      value={(*text).clone()} oninput={on_input} spellcheck="false" />
+            <div><button data-testid="scenario-open" onclick={open} disabled={text.trim().is_empty()}>{ "Open scenario" }</button></div>
         </section>
     }
 }

@@ -2,6 +2,8 @@
 
 use crate::state::{Action, AppState};
 use nomad_playground::playground::Command;
+use nomad_playground::scenario::duration::Dur;
+use nomad_playground::scenario::format::Action as ScriptAction;
 use yew::prelude::*;
 
 /// Properties of [`TopBar`].
@@ -57,6 +59,13 @@ pub fn TopBar(props: &TopBarProps) -> Html {
                 <button data-testid="run-to-end" onclick={dispatch(Action::Core(Command::RunToEnd))} disabled={view.step >= view.steps_total} title="Run the rest of the script (End)" aria-label="Run to the end">{ "▶|" }</button>
                 <button data-testid="step-eval" onclick={dispatch(Action::Core(Command::StepEval))} disabled={!view.can_step} title="Step one eval (Shift+→)" aria-label="Step one evaluation">{ "◆▶" }</button>
             </nav>
+            <span class="advance" role="group" aria-label="Advance time">
+                { for [("+5s", Dur::secs(5)), ("+30s", Dur::secs(30)), ("+2m", Dur::mins(2))].iter().map(|(label, by)| html! {
+                    <button data-testid={format!("advance-{}", label.trim_start_matches('+'))}
+                            onclick={dispatch(Action::Core(Command::Act(ScriptAction::Advance { by: *by })))}
+                            title={format!("Advance simulated time by {}", label.trim_start_matches('+'))}>{ *label }</button>
+                }) }
+            </span>
             <span class="clock mono" data-testid="clock">{ &view.time }</span>
             <span class="step-counter mono" data-testid="step-counter">{ format!("step {}/{}", view.step, view.steps_total) }</span>
             <label class="speed">

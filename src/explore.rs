@@ -1,0 +1,1172 @@
+//! Explore mode: searches the orders in which a reconnect's calls, the
+//! client's loops and the eval broker's choices can happen, and checks the
+//! [`invariant`]s after every step of every order (FoundationDB-style
+//! simulation testing, for Nomad's disconnected-client protocol).
+//!
+//! # Model
+//!
+//! The script runs normally up to the *window* (by default: from the first
+//! `link_up` of a node that went down to the end of the script). From the
+//! window's start the calls of every node whose link comes back in the
+//! window are held, and the explorer decides, step by step, what happens
+//! next ([`Choice`]):
+//!
+//! - deliver any call of a reconnecting node that is in flight (the network
+//!   may reorder them freely, but holds none longer than
+//!   [`ExploreConfig::max_delay`] while time passes);
+//! - process any ready eval (the broker's choice);
+//! - fire a reconnecting client's heartbeat, alloc-watch or alloc-sync loop
+//!   now rather than at its timer, while another of its calls is in flight
+//!   (each at most once per phase);
+//! - let the next timed event happen (`step`).
+//!
+//! The window's own time actions (`advance`, `step`, `deliver`, ...) and
+//! assertions are replaced by the search; its other actions (`link_up`,
+//! `update_job`, ...) are applied in order, in groups of consecutive
+//! actions, each group once the cluster is idle again. An order ends when
+//! the last phase is idle, when an invariant breaks, or at the bounds.
+//!
+//! Each choice is a script [`Action`], so an order is a script: the
+//! shortest violating order of each invariant comes back as a complete
+//! scenario that replays through [`crate::sim::history::Session`].
+//!
+//! The search is exhaustive (depth-first, pruning states whose canonical
+//! [`fingerprint`] was already seen at the same or a smaller depth) when
+//! the space fits the budget; otherwise it continues by seeded random
+//! sampling and reports Knuth's estimate of the space's size.
+//!
+//! # UI API (incremental)
+//!
+//! ```text
+//! let mut explorer = Explorer::new(&scenario, ExploreConfig::default())?;
+//! while !explorer.run_batch(200).done { /* show progress */ }
+//! let result: ExploreResult = explorer.result(); // serde-serializable
+//! ```
+
+pub mod cli;
+pub mod fingerprint;
+pub mod invariant;
+
+use crate::profile::Profile;
+use crate::scenario::format::{Action, Scenario};
+use crate::sim::history::{Session, SessionError};
+use crate::sim::net::CallId;
+use crate::sim::queue::Tick;
+use crate::sim::rng::Rng;
+use crate::sim::{Event, Sim};
+use fingerprint::{Fingerprint, fingerprint};
+use invariant::{CheckContext, Invariant, Violation};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How the space is searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchMode {
+    /// Exhaustive with half the budget; if the space is larger, seeded
+    /// random sampling with the rest.
+    #[default]
+    Auto,
+    /// Depth-first only, up to the whole budget.
+    Exhaustive,
+    /// Seeded random sampling only.
+    Random,
+}
+
+/// The explored part of the script: actions `start..end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Window {
+    /// Index of the first action of the window.
+    pub start: usize,
+    /// Index one past its last action.
+    pub end: usize,
+}
+
+/// Search settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ExploreConfig {
+    /// Profile (default: the scenario's, else `latest`).
+    pub profile: Option<String>,
+    /// Orders to try at most (complete orders plus pruned prefixes).
+    pub max_orders: u64,
+    /// Seed of the sampling RNG.
+    pub seed: u64,
+    /// Search strategy.
+    pub mode: SearchMode,
+    /// The window (default: from the first `link_up` after a `link_down`
+    /// to the end of the script).
+    pub window: Option<Window>,
+    /// Invariants checked (default: all).
+    pub invariants: Vec<Invariant>,
+    /// Longest order, in choices.
+    pub max_depth: u32,
+    /// Longest time a call may stay held while time passes, in ticks.
+    pub max_delay: Tick,
+    /// Longest phase, in ticks, before the order is given up as unsettled.
+    pub horizon: Tick,
+    /// Whether the client's loops may fire early.
+    pub fire_loops: bool,
+}
+
+impl Default for ExploreConfig {
+    fn default() -> Self {
+        ExploreConfig {
+            profile: None,
+            max_orders: 20_000,
+            seed: 1,
+            mode: SearchMode::Auto,
+            window: None,
+            invariants: Invariant::ALL.to_vec(),
+            max_depth: 200,
+            max_delay: 1_000,
+            horizon: 600_000,
+            fire_loops: true,
+        }
+    }
+}
+
+/// Explore mode cannot start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExploreError {
+    /// The scenario is invalid or the profile unknown.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// No default window.
+    #[error(
+        "no window to explore: the script has no link_up after a link_down (give a window explicitly)"
+    )]
+    NoWindow,
+    /// The window does not fit the script.
+    #[error("window {start}..{end} does not fit the script of {len} actions")]
+    BadWindow {
+        /// Start.
+        start: usize,
+        /// End.
+        end: usize,
+        /// Script length.
+        len: usize,
+    },
+}
+
+/// A client loop the explorer may fire early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientLoop {
+    /// `registerAndHeartbeat`: send `Node.UpdateStatus`.
+    Heartbeat,
+    /// `watchAllocations`: send `Node.GetClientAllocs`.
+    Watch,
+    /// `allocSync`: send the queued `Node.UpdateAlloc`.
+    AllocSync,
+}
+
+/// One decision at one point of an order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "choice", rename_all = "snake_case")]
+pub enum Choice {
+    /// Let the next timed event happen.
+    Step,
+    /// Deliver a call in flight now.
+    Deliver {
+        /// Sender.
+        node: String,
+        /// Call number.
+        call: CallId,
+        /// RPC name.
+        rpc: String,
+    },
+    /// Process this ready eval now.
+    ProcessEval {
+        /// Eval ID.
+        eval: String,
+    },
+    /// Fire a client loop now.
+    FireLoop {
+        /// Node.
+        node: String,
+        /// Loop.
+        client_loop: ClientLoop,
+    },
+}
+
+impl Choice {
+    /// The script action that makes this choice.
+    pub fn action(&self) -> Action {
+        match self {
+            Choice::Step => Action::Step {},
+            Choice::Deliver { node, call, .. } => Action::Deliver {
+                node: node.clone(),
+                call: format!("#{call}"),
+            },
+            Choice::ProcessEval { eval } => Action::ProcessEval {
+                eval: Some(eval.clone()),
+            },
+            Choice::FireLoop { node, client_loop } => match client_loop {
+                ClientLoop::Heartbeat => Action::Heartbeat { node: node.clone() },
+                ClientLoop::Watch => Action::GetAllocs { node: node.clone() },
+                ClientLoop::AllocSync => Action::UpdateAlloc {
+                    node: node.clone(),
+                    allocs: None,
+                },
+            },
+        }
+    }
+}
+
+/// Where the search is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// Depth-first search.
+    Exhaustive,
+    /// Random sampling.
+    Sampling,
+    /// Finished.
+    Done,
+}
+
+/// Progress after a batch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    /// Stage.
+    pub stage: Stage,
+    /// Finished.
+    pub done: bool,
+    /// Orders tried so far (complete plus pruned).
+    pub orders: u64,
+    /// The budget.
+    pub max_orders: u64,
+    /// Share of the budget used, 0..=1 (1 when done).
+    pub fraction: f64,
+    /// States simulated so far.
+    pub states: u64,
+    /// Orders that broke an invariant so far.
+    pub violating_orders: u64,
+}
+
+/// The shortest violating order found for one invariant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reproduction {
+    /// Which invariant.
+    pub invariant: Invariant,
+    /// Every violation in the final state.
+    pub violations: Vec<Violation>,
+    /// Choices in the order.
+    pub length: u32,
+    /// The order after the window's start, as one-line script actions
+    /// (the choices and the window's own actions between phases).
+    pub order: Vec<String>,
+    /// A scenario that plays exactly this order, under the profile searched.
+    pub scenario: Scenario,
+    /// The final state was idle (the idle invariants were checked).
+    pub at_idle: bool,
+    /// The check context (to re-check a replay).
+    pub context: CheckContext,
+    /// A share link, when the link codec is available.
+    pub link: Option<String>,
+}
+
+impl Reproduction {
+    /// Plays the reproduction scenario through a [`Session`] and checks
+    /// the invariants on its final state.
+    pub fn replay(&self) -> Result<Vec<Violation>, SessionError> {
+        let mut session = Session::new(self.scenario.clone(), None)?;
+        session.run_to_end();
+        Ok(invariant::check(
+            session.sim(),
+            &self.context,
+            &Invariant::ALL,
+            self.at_idle,
+        ))
+    }
+}
+
+/// One invariant's line in the result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InvariantReport {
+    /// The invariant.
+    pub invariant: Invariant,
+    /// Its name.
+    pub name: String,
+    /// What it means.
+    pub explanation: String,
+    /// Checked in this search.
+    pub enabled: bool,
+    /// Orders that broke it.
+    pub violating_orders: u64,
+    /// The shortest such order.
+    pub shortest: Option<Reproduction>,
+}
+
+/// The outcome of a search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExploreResult {
+    /// Scenario name.
+    pub scenario: String,
+    /// Profile searched.
+    pub profile: String,
+    /// Sampling seed.
+    pub seed: u64,
+    /// The window.
+    pub window: Window,
+    /// Nodes whose calls were reordered.
+    pub reconnecting_nodes: Vec<String>,
+    /// The whole space was searched.
+    pub exhaustive: bool,
+    /// Orders tried: complete orders plus pruned prefixes.
+    pub orders: u64,
+    /// Orders simulated to their end.
+    pub complete_orders: u64,
+    /// Prefixes cut because they reached a state already explored.
+    pub pruned_orders: u64,
+    /// Orders that hit a bound (depth, horizon, or nothing left to do)
+    /// before the cluster was idle.
+    pub unsettled_orders: u64,
+    /// Orders that broke at least one invariant.
+    pub violating_orders: u64,
+    /// States simulated.
+    pub states: u64,
+    /// Distinct state fingerprints.
+    pub distinct_states: u64,
+    /// Share of simulated states that had been seen before.
+    pub dedup_ratio: f64,
+    /// Size of the space in orders: exact when exhaustive, else Knuth's
+    /// estimate from the random walks (0 when unknown).
+    pub space_size: f64,
+    /// Per invariant.
+    pub invariants: Vec<InvariantReport>,
+}
+
+impl ExploreResult {
+    /// Names of the invariants some order broke.
+    pub fn violated(&self) -> Vec<&str> {
+        self.invariants
+            .iter()
+            .filter(|r| r.violating_orders > 0)
+            .map(|r| r.name.as_str())
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct PathKey<'a> {
+    phase: usize,
+    fired: &'a BTreeSet<(String, ClientLoop)>,
+}
+
+/// One point of an order.
+#[derive(Debug, Clone)]
+struct PathState {
+    sim: Sim,
+    phase: usize,
+    fired: BTreeSet<(String, ClientLoop)>,
+    depth: u32,
+    phase_start: Tick,
+    /// Actions applied on the way into this state from its parent.
+    applied: Vec<Action>,
+}
+
+impl PathState {
+    fn fingerprint(&self) -> Fingerprint {
+        fingerprint(
+            &self.sim,
+            &PathKey {
+                phase: self.phase,
+                fired: &self.fired,
+            },
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Leaf {
+    Complete,
+    Unsettled,
+    Violation(Vec<Violation>),
+}
+
+#[derive(Debug, Clone)]
+struct Frame {
+    state: PathState,
+    choices: Vec<Choice>,
+    next: usize,
+    leaves: f64,
+    fp: Fingerprint,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    depth: u32,
+    leaves: f64,
+}
+
+/// A search in progress.
+#[derive(Debug, Clone)]
+pub struct Explorer {
+    scenario: Scenario,
+    config: ExploreConfig,
+    profile: Profile,
+    window: Window,
+    reconnecting: Vec<String>,
+    root_actions: Vec<Action>,
+    groups: Vec<Vec<Action>>,
+    post: Vec<Action>,
+    context: CheckContext,
+    root: PathState,
+    root_leaf: Option<Leaf>,
+    stack: Vec<Frame>,
+    seen: BTreeMap<Fingerprint, Seen>,
+    stage: Stage,
+    rng: Rng,
+    exhaustive: bool,
+    space_size: f64,
+    knuth_sum: f64,
+    walks: u64,
+    complete: u64,
+    pruned: u64,
+    unsettled: u64,
+    violating: u64,
+    states: u64,
+    duplicates: u64,
+    exhaustive_budget: u64,
+    reports: BTreeMap<Invariant, (u64, Option<Reproduction>)>,
+}
+
+/// Whether an action is one the search replaces (time and network control,
+/// checks).
+fn replaced_by_search(action: &Action) -> bool {
+    matches!(
+        action,
+        Action::Advance { .. }
+            | Action::Step {}
+            | Action::RunUntilIdle {}
+            | Action::ProcessEval { .. }
+            | Action::Deliver { .. }
+            | Action::Release { .. }
+            | Action::Hold { .. }
+            | Action::Reorder { .. }
+            | Action::Delay { .. }
+            | Action::Drop { .. }
+            | Action::Assert { .. }
+            | Action::Note { .. }
+    )
+}
+
+/// The default window: from the first `link_up` of a node whose link went
+/// down earlier, to the end of the script.
+pub fn default_window(scenario: &Scenario) -> Option<Window> {
+    let mut down = BTreeSet::new();
+    for (index, action) in scenario.script.iter().enumerate() {
+        match action {
+            Action::LinkDown { node } => {
+                down.insert(node.as_str());
+            }
+            Action::LinkUp { node } if down.contains(node.as_str()) => {
+                return Some(Window {
+                    start: index,
+                    end: scenario.script.len(),
+                });
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether the cluster is idle: nothing to schedule, no call or reply in
+/// flight, and every node with a working link is ready.
+pub fn idle(sim: &Sim) -> bool {
+    crate::sim::check::settled(sim)
+        && !sim
+            .queue
+            .iter()
+            .any(|(_, e)| matches!(e, Event::Reply { .. } | Event::Fail { .. }))
+        && sim.clients.keys().all(|node| {
+            !sim.net.link(node).up
+                || sim
+                    .server
+                    .state
+                    .nodes
+                    .get(node)
+                    .is_some_and(|r| r.node.status == crate::model::NodeStatus::Ready)
+        })
+}
+
+impl Explorer {
+    /// Parses a scenario and prepares a search.
+    pub fn from_json(json: &str, config: ExploreConfig) -> Result<Explorer, ExploreError> {
+        let scenario = crate::scenario::parse(json).map_err(SessionError::from)?;
+        Explorer::new(&scenario, config)
+    }
+
+    /// Prepares a search over `scenario`: plays the script up to the window.
+    pub fn new(scenario: &Scenario, config: ExploreConfig) -> Result<Explorer, ExploreError> {
+        let name = config
+            .profile
+            .clone()
+            .or_else(|| scenario.profile.clone())
+            .unwrap_or_else(|| "latest".to_string());
+        let profile = crate::profile::profile(&name)
+            .ok_or_else(|| SessionError::UnknownProfile(name.clone()))?;
+        let len = scenario.script.len();
+        let window = match config.window {
+            Some(w) => w,
+            None => default_window(scenario).ok_or(ExploreError::NoWindow)?,
+        };
+        if window.start > window.end || window.end > len {
+            return Err(ExploreError::BadWindow {
+                start: window.start,
+                end: window.end,
+                len,
+            });
+        }
+        let in_window = &scenario.script[window.start..window.end];
+        let mut reconnecting: Vec<String> = Vec::new();
+        for action in in_window {
+            if let Action::LinkUp { node } = action
+                && !reconnecting.contains(node)
+            {
+                reconnecting.push(node.clone());
+            }
+        }
+        let mut groups: Vec<Vec<Action>> = Vec::new();
+        let mut current: Vec<Action> = Vec::new();
+        for action in in_window {
+            if replaced_by_search(action) {
+                if !current.is_empty() {
+                    groups.push(std::mem::take(&mut current));
+                }
+            } else {
+                current.push(action.clone());
+            }
+        }
+        if !current.is_empty() {
+            groups.push(current);
+        }
+        if groups.is_empty() {
+            groups.push(Vec::new());
+        }
+        let post = scenario.script[window.end..].to_vec();
+
+        let mut sim = Sim::new(scenario, profile.clone());
+        let mut root_actions: Vec<Action> = scenario.script[..window.start].to_vec();
+        for action in &root_actions {
+            // A failing action is skipped, as a session does.
+            let _ = sim.apply(action);
+        }
+        for node in &reconnecting {
+            let mut holds = vec![Action::Hold {
+                node: node.clone(),
+                call: None,
+            }];
+            for call in sim.net.pending.get(node).into_iter().flatten() {
+                holds.push(Action::Hold {
+                    node: node.clone(),
+                    call: Some(format!("#{}", call.id)),
+                });
+            }
+            for hold in holds {
+                let _ = sim.apply(&hold);
+                root_actions.push(hold);
+            }
+        }
+        let context = CheckContext {
+            window_index: sim.server.state.index,
+        };
+        sim.take_trace();
+        let mut root = PathState {
+            phase_start: sim.tick,
+            sim,
+            phase: 0,
+            fired: BTreeSet::new(),
+            depth: 0,
+            applied: Vec::new(),
+        };
+        for action in &groups[0] {
+            let _ = root.sim.apply(action);
+            root_actions.push(action.clone());
+        }
+        root.sim.take_trace();
+        let mut explorer = Explorer {
+            scenario: scenario.clone(),
+            profile,
+            window,
+            reconnecting,
+            root_actions,
+            groups,
+            post,
+            context,
+            root: root.clone(),
+            root_leaf: None,
+            stack: Vec::new(),
+            seen: BTreeMap::new(),
+            stage: Stage::Exhaustive,
+            rng: Rng::new(config.seed),
+            exhaustive: false,
+            space_size: 0.0,
+            knuth_sum: 0.0,
+            walks: 0,
+            complete: 0,
+            pruned: 0,
+            unsettled: 0,
+            violating: 0,
+            states: 0,
+            duplicates: 0,
+            exhaustive_budget: match config.mode {
+                SearchMode::Auto => (config.max_orders / 2).max(1),
+                SearchMode::Exhaustive => config.max_orders,
+                SearchMode::Random => 0,
+            },
+            reports: BTreeMap::new(),
+            config,
+        };
+        let leaf = explorer.settle(&mut root);
+        explorer.root_actions.extend(root.applied.drain(..));
+        explorer.root = root.clone();
+        if let Some(leaf) = leaf {
+            explorer.states = 1;
+            explorer.record_leaf(&[], &root, &leaf);
+            explorer.root_leaf = Some(leaf);
+            explorer.exhaustive = true;
+            explorer.space_size = 1.0;
+            explorer.stage = Stage::Done;
+        } else {
+            let fp = root.fingerprint();
+            explorer.seen.insert(
+                fp,
+                Seen {
+                    depth: 0,
+                    leaves: 0.0,
+                },
+            );
+            explorer.states = 1;
+            let choices = explorer.choices(&root);
+            explorer.stack.push(Frame {
+                state: root,
+                choices,
+                next: 0,
+                leaves: 0.0,
+                fp,
+            });
+            if explorer.config.mode == SearchMode::Random {
+                explorer.stage = Stage::Sampling;
+            }
+        }
+        Ok(explorer)
+    }
+
+    /// The profile searched.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// The window.
+    pub fn window(&self) -> Window {
+        self.window
+    }
+
+    /// Finished.
+    pub fn is_done(&self) -> bool {
+        self.stage == Stage::Done
+    }
+
+    fn orders(&self) -> u64 {
+        self.complete + self.pruned
+    }
+
+    /// Runs until `max_orders` more orders were tried or the search ends.
+    pub fn run_batch(&mut self, max_orders: u64) -> Progress {
+        let target = self.orders().saturating_add(max_orders.max(1));
+        while self.stage != Stage::Done && self.orders() < target {
+            match self.stage {
+                Stage::Exhaustive => {
+                    if self.orders() >= self.exhaustive_budget {
+                        self.end_exhaustive(false);
+                    } else {
+                        self.dfs_step();
+                    }
+                }
+                Stage::Sampling => {
+                    if self.orders() >= self.config.max_orders {
+                        self.stage = Stage::Done;
+                    } else {
+                        self.walk();
+                    }
+                }
+                Stage::Done => {}
+            }
+        }
+        if self.stage != Stage::Done && self.orders() >= self.config.max_orders {
+            if self.stage == Stage::Exhaustive {
+                self.end_exhaustive(false);
+            }
+            self.stage = Stage::Done;
+        }
+        self.progress()
+    }
+
+    /// Runs the search to its end.
+    pub fn run(&mut self) -> ExploreResult {
+        while !self.is_done() {
+            self.run_batch(1_000);
+        }
+        self.result()
+    }
+
+    /// Progress so far.
+    pub fn progress(&self) -> Progress {
+        let done = self.stage == Stage::Done;
+        Progress {
+            stage: self.stage,
+            done,
+            orders: self.orders(),
+            max_orders: self.config.max_orders,
+            fraction: if done {
+                1.0
+            } else {
+                (self.orders() as f64 / self.config.max_orders.max(1) as f64).min(1.0)
+            },
+            states: self.states,
+            violating_orders: self.violating,
+        }
+    }
+
+    fn end_exhaustive(&mut self, complete: bool) {
+        self.stack.clear();
+        if complete {
+            self.exhaustive = true;
+            self.stage = Stage::Done;
+        } else if self.config.mode == SearchMode::Auto {
+            self.stage = Stage::Sampling;
+        } else {
+            self.stage = Stage::Done;
+        }
+    }
+
+    /// One move of the depth-first search.
+    fn dfs_step(&mut self) {
+        let Some(top) = self.stack.last_mut() else {
+            self.end_exhaustive(true);
+            return;
+        };
+        if top.next >= top.choices.len() {
+            let Some(frame) = self.stack.pop() else {
+                return;
+            };
+            if let Some(seen) = self.seen.get_mut(&frame.fp) {
+                seen.leaves = frame.leaves;
+            }
+            match self.stack.last_mut() {
+                Some(parent) => parent.leaves += frame.leaves,
+                None => {
+                    self.space_size = frame.leaves;
+                    self.end_exhaustive(true);
+                }
+            }
+            return;
+        }
+        let choice = top.choices[top.next].clone();
+        top.next += 1;
+        let last = self.stack.len() - 1;
+        let (child, leaf) = self.transition(&self.stack[last].state, &choice);
+        self.states += 1;
+        if let Some(leaf) = leaf {
+            self.stack_leaf(&child, &leaf);
+            return;
+        }
+        let fp = child.fingerprint();
+        if let Some(seen) = self.seen.get(&fp).copied()
+            && seen.depth <= child.depth
+        {
+            self.pruned += 1;
+            self.duplicates += 1;
+            if let Some(parent) = self.stack.last_mut() {
+                parent.leaves += seen.leaves;
+            }
+            return;
+        }
+        if self.seen.contains_key(&fp) {
+            self.duplicates += 1;
+        }
+        self.seen.insert(
+            fp,
+            Seen {
+                depth: child.depth,
+                leaves: 0.0,
+            },
+        );
+        let choices = self.choices(&child);
+        if choices.is_empty() {
+            // Nothing can happen any more: the order ends unsettled.
+            if let Some(seen) = self.seen.get_mut(&fp) {
+                seen.leaves = 1.0;
+            }
+            self.stack_leaf(&child, &Leaf::Unsettled);
+            return;
+        }
+        self.stack.push(Frame {
+            state: child,
+            choices,
+            next: 0,
+            leaves: 0.0,
+            fp,
+        });
+    }
+
+    /// Records a leaf reached below the top of the depth-first stack.
+    fn stack_leaf(&mut self, child: &PathState, leaf: &Leaf) {
+        let path = if self.needs_path(leaf, child.depth) {
+            let mut actions: Vec<Action> = self
+                .stack
+                .iter()
+                .skip(1)
+                .flat_map(|f| f.state.applied.iter().cloned())
+                .collect();
+            actions.extend(child.applied.iter().cloned());
+            actions
+        } else {
+            Vec::new()
+        };
+        self.record_leaf(&path, child, leaf);
+        if let Some(parent) = self.stack.last_mut() {
+            parent.leaves += 1.0;
+        }
+    }
+
+    /// Whether a leaf at `depth` gives some invariant a shorter reproduction.
+    fn needs_path(&self, leaf: &Leaf, depth: u32) -> bool {
+        let Leaf::Violation(violations) = leaf else {
+            return false;
+        };
+        violations.iter().any(|v| {
+            self.reports
+                .get(&v.invariant)
+                .and_then(|(_, r)| r.as_ref())
+                .is_none_or(|r| depth < r.length)
+        })
+    }
+
+    /// One seeded random walk from the root.
+    fn walk(&mut self) {
+        let mut path: Vec<Action> = Vec::new();
+        let mut state = self.root.clone();
+        let mut product = 1.0_f64;
+        loop {
+            let choices = self.choices(&state);
+            if choices.is_empty() {
+                self.record_leaf(&path, &state, &Leaf::Unsettled);
+                break;
+            }
+            product *= choices.len() as f64;
+            let pick = self.rng.below(choices.len() as u64) as usize;
+            let (child, leaf) = self.transition(&state, &choices[pick]);
+            self.states += 1;
+            let fp = child.fingerprint();
+            if self.seen.contains_key(&fp) {
+                self.duplicates += 1;
+            } else {
+                self.seen.insert(
+                    fp,
+                    Seen {
+                        depth: child.depth,
+                        leaves: 0.0,
+                    },
+                );
+            }
+            path.extend(child.applied.iter().cloned());
+            if let Some(leaf) = leaf {
+                self.record_leaf(&path, &child, &leaf);
+                break;
+            }
+            state = child;
+        }
+        self.walks += 1;
+        self.knuth_sum += product;
+    }
+
+    /// Counts a finished order; `path` holds the actions applied after the
+    /// root (needed only when it is a shorter violation).
+    fn record_leaf(&mut self, path: &[Action], last: &PathState, leaf: &Leaf) {
+        self.complete += 1;
+        match leaf {
+            Leaf::Complete => {}
+            Leaf::Unsettled => self.unsettled += 1,
+            Leaf::Violation(violations) => {
+                self.violating += 1;
+                let broken: BTreeSet<Invariant> = violations.iter().map(|v| v.invariant).collect();
+                for invariant in broken {
+                    let entry = self.reports.entry(invariant).or_insert((0, None));
+                    entry.0 += 1;
+                    let shorter = entry.1.as_ref().is_none_or(|r| last.depth < r.length);
+                    if shorter {
+                        let repro = self.reproduction(invariant, path, last, violations);
+                        if let Some(entry) = self.reports.get_mut(&invariant) {
+                            entry.1 = Some(repro);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn reproduction(
+        &self,
+        invariant: Invariant,
+        path: &[Action],
+        last: &PathState,
+        violations: &[Violation],
+    ) -> Reproduction {
+        let mut script = self.root_actions.clone();
+        script.extend(path.iter().cloned());
+        let order: Vec<String> = path.iter().map(crate::scenario::action_text).collect();
+        let detail = violations
+            .iter()
+            .filter(|v| v.invariant == invariant)
+            .map(|v| v.detail.clone())
+            .collect::<Vec<_>>()
+            .join("; ");
+        script.push(Action::Note {
+            text: format!("explore: {} broken: {detail}", invariant.name()),
+        });
+        let mut scenario = self.scenario.clone();
+        scenario.name = format!("{}-explore-{}", self.scenario.name, invariant.name());
+        scenario.description = Some(format!(
+            "Found by explore mode under profile {}: {} ({}). Order: {}.",
+            self.profile.name,
+            invariant.name(),
+            invariant.explanation(),
+            if order.is_empty() {
+                "the script as written".to_string()
+            } else {
+                order.join(", ")
+            }
+        ));
+        scenario.profile = Some(self.profile.name.clone());
+        scenario.profiles = None;
+        scenario.script = script;
+        Reproduction {
+            invariant,
+            violations: violations.to_vec(),
+            length: last.depth,
+            order,
+            scenario,
+            at_idle: idle(&last.sim),
+            context: self.context,
+            link: None,
+        }
+    }
+
+    /// Applies one choice to a copy of `parent`.
+    fn transition(&self, parent: &PathState, choice: &Choice) -> (PathState, Option<Leaf>) {
+        let mut state = parent.clone();
+        let action = choice.action();
+        if let Choice::FireLoop { node, client_loop } = choice {
+            state.fired.insert((node.clone(), *client_loop));
+        }
+        state.depth += 1;
+        let _ = state.sim.apply(&action);
+        state.sim.take_trace();
+        state.applied = vec![action];
+        let leaf = self.settle(&mut state);
+        (state, leaf)
+    }
+
+    /// Checks the invariants; at idle, moves to the next phase (or ends the
+    /// order); at the bounds, gives the order up.
+    fn settle(&self, state: &mut PathState) -> Option<Leaf> {
+        loop {
+            let is_idle = idle(&state.sim);
+            let violations =
+                invariant::check(&state.sim, &self.context, &self.config.invariants, is_idle);
+            if !violations.is_empty() {
+                return Some(Leaf::Violation(violations));
+            }
+            if !is_idle {
+                if state.depth >= self.config.max_depth
+                    || state.sim.tick > state.phase_start.saturating_add(self.config.horizon)
+                {
+                    return Some(Leaf::Unsettled);
+                }
+                return None;
+            }
+            if state.phase + 1 < self.groups.len() {
+                state.phase += 1;
+                state.fired.clear();
+                state.phase_start = state.sim.tick;
+                for action in &self.groups[state.phase] {
+                    let _ = state.sim.apply(action);
+                    state.applied.push(action.clone());
+                }
+                state.sim.take_trace();
+                continue;
+            }
+            if state.phase + 1 == self.groups.len() && !self.post.is_empty() {
+                state.phase += 1;
+                for action in &self.post {
+                    let _ = state.sim.apply(action);
+                    state.applied.push(action.clone());
+                }
+                state.sim.take_trace();
+                let violations = invariant::check(
+                    &state.sim,
+                    &self.context,
+                    &self.config.invariants,
+                    idle(&state.sim),
+                );
+                if !violations.is_empty() {
+                    return Some(Leaf::Violation(violations));
+                }
+            }
+            return Some(Leaf::Complete);
+        }
+    }
+
+    /// The choices available in `state`, the natural next event first.
+    fn choices(&self, state: &PathState) -> Vec<Choice> {
+        let sim = &state.sim;
+        let mut choices = Vec::new();
+        let mut oldest_held: Option<Tick> = None;
+        let mut delivers = Vec::new();
+        for node in &self.reconnecting {
+            for call in sim.net.pending.get(node).into_iter().flatten() {
+                oldest_held = Some(oldest_held.map_or(call.sent_at, |t| t.min(call.sent_at)));
+                delivers.push(Choice::Deliver {
+                    node: node.clone(),
+                    call: call.id,
+                    rpc: call.rpc.name().to_string(),
+                });
+            }
+        }
+        if let Some(next) = sim.queue.peek_tick() {
+            let within =
+                oldest_held.is_none_or(|sent| next <= sent.saturating_add(self.config.max_delay));
+            if within {
+                choices.push(Choice::Step);
+            }
+        }
+        choices.extend(delivers);
+        // The worker takes the broker's head by itself (a `step`); the
+        // broker's other choices are the other ready evals.
+        let skip_head = usize::from(sim.worker_scheduled);
+        for eval in sim
+            .server
+            .state
+            .broker
+            .ready_ids()
+            .into_iter()
+            .skip(skip_head)
+        {
+            choices.push(Choice::ProcessEval { eval });
+        }
+        if self.config.fire_loops {
+            for node in &self.reconnecting {
+                if !sim.net.link(node).up {
+                    continue;
+                }
+                let Some(client) = sim.clients.get(node) else {
+                    continue;
+                };
+                let in_flight = |name: &str| {
+                    sim.net
+                        .pending
+                        .get(node)
+                        .is_some_and(|calls| calls.iter().any(|c| c.rpc.name() == name))
+                };
+                // A loop firing early matters only as a race with a call
+                // of the same node that is still in flight.
+                if sim
+                    .net
+                    .pending
+                    .get(node)
+                    .is_none_or(|calls| calls.is_empty())
+                {
+                    continue;
+                }
+                let fired = |l: ClientLoop| state.fired.contains(&(node.clone(), l));
+                if !fired(ClientLoop::Heartbeat)
+                    && client.next_heartbeat.is_some_and(|t| t > sim.tick)
+                    && !in_flight("Node.UpdateStatus")
+                    && !in_flight("Node.Register")
+                {
+                    choices.push(Choice::FireLoop {
+                        node: node.clone(),
+                        client_loop: ClientLoop::Heartbeat,
+                    });
+                }
+                if !fired(ClientLoop::Watch)
+                    && client.registered
+                    && !client.watch_in_flight
+                    && !client.watch_parked
+                {
+                    choices.push(Choice::FireLoop {
+                        node: node.clone(),
+                        client_loop: ClientLoop::Watch,
+                    });
+                }
+                if !fired(ClientLoop::AllocSync)
+                    && !client.pending_updates.is_empty()
+                    && !client.update_in_flight
+                {
+                    choices.push(Choice::FireLoop {
+                        node: node.clone(),
+                        client_loop: ClientLoop::AllocSync,
+                    });
+                }
+            }
+        }
+        choices
+    }
+
+    /// The result so far (final once [`Explorer::is_done`]).
+    pub fn result(&self) -> ExploreResult {
+        let space_size = if self.exhaustive {
+            self.space_size
+        } else if self.walks > 0 {
+            self.knuth_sum / self.walks as f64
+        } else {
+            0.0
+        };
+        ExploreResult {
+            scenario: self.scenario.name.clone(),
+            profile: self.profile.name.clone(),
+            seed: self.config.seed,
+            window: self.window,
+            reconnecting_nodes: self.reconnecting.clone(),
+            exhaustive: self.exhaustive,
+            orders: self.orders(),
+            complete_orders: self.complete,
+            pruned_orders: self.pruned,
+            unsettled_orders: self.unsettled,
+            violating_orders: self.violating,
+            states: self.states,
+            distinct_states: self.seen.len() as u64,
+            dedup_ratio: if self.states == 0 {
+                0.0
+            } else {
+                self.duplicates as f64 / self.states as f64
+            },
+            space_size,
+            invariants: Invariant::ALL
+                .iter()
+                .map(|&invariant| {
+                    let (count, shortest) =
+                        self.reports.get(&invariant).cloned().unwrap_or((0, None));
+                    InvariantReport {
+                        invariant,
+                        name: invariant.name().to_string(),
+                        explanation: invariant.explanation().to_string(),
+                        enabled: self.config.invariants.contains(&invariant),
+                        violating_orders: count,
+                        shortest,
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Runs a whole search.
+pub fn explore(scenario: &Scenario, config: ExploreConfig) -> Result<ExploreResult, ExploreError> {
+    Ok(Explorer::new(scenario, config)?.run())
+}
