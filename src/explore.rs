@@ -919,7 +919,22 @@ impl Explorer {
     ) -> Reproduction {
         let mut script = self.root_actions.clone();
         script.extend(path.iter().cloned());
-        let order: Vec<String> = path.iter().map(crate::scenario::action_text).collect();
+        let mut order: Vec<String> = Vec::new();
+        let mut steps = 0;
+        for action in path {
+            if matches!(action, Action::Step {}) {
+                steps += 1;
+                continue;
+            }
+            if steps > 0 {
+                order.push(step_text(steps));
+                steps = 0;
+            }
+            order.push(crate::scenario::action_text(action));
+        }
+        if steps > 0 {
+            order.push(step_text(steps));
+        }
         let detail = violations
             .iter()
             .filter(|v| v.invariant == invariant)
@@ -977,6 +992,9 @@ impl Explorer {
     fn settle(&self, state: &mut PathState) -> Option<Leaf> {
         loop {
             let is_idle = idle(&state.sim);
+            if !is_idle && self.skip_independent(state) {
+                continue;
+            }
             let violations =
                 invariant::check(&state.sim, &self.context, &self.config.invariants, is_idle);
             if !violations.is_empty() {
@@ -1022,6 +1040,64 @@ impl Explorer {
         }
     }
 
+    /// The oldest send time of a reconnecting node's call in flight.
+    fn oldest_held(&self, sim: &Sim) -> Option<Tick> {
+        self.reconnecting
+            .iter()
+            .flat_map(|node| sim.net.pending.get(node).into_iter().flatten())
+            .map(|call| call.sent_at)
+            .min()
+    }
+
+    /// Whether time may pass up to `next` without holding a call longer
+    /// than the delay bound.
+    fn may_pass(&self, sim: &Sim, next: Tick) -> bool {
+        self.oldest_held(sim)
+            .is_none_or(|sent| next <= sent.saturating_add(self.config.max_delay))
+    }
+
+    /// Handles the next event without making it a choice point when it
+    /// cannot interact with the reconnect: a no-op (stale timer, held or
+    /// gone call, empty worker) or the heartbeat traffic of a node that is
+    /// not reconnecting. Returns whether it handled one.
+    fn skip_independent(&self, state: &mut PathState) -> bool {
+        let sim = &state.sim;
+        let Some((tick, event)) = sim.queue.iter().next() else {
+            return false;
+        };
+        if tick > state.phase_start.saturating_add(self.config.horizon)
+            || !self.may_pass(sim, tick)
+            || !self.independent(sim, event)
+        {
+            return false;
+        }
+        let _ = state.sim.apply(&Action::Step {});
+        state.sim.take_trace();
+        state.applied.push(Action::Step {});
+        true
+    }
+
+    fn independent(&self, sim: &Sim, event: &Event) -> bool {
+        use crate::client::ClientTimer;
+        use crate::server::rpc::Rpc;
+        if fingerprint::noop(sim, event) {
+            return true;
+        }
+        let other = |node: &String| !self.reconnecting.contains(node);
+        match event {
+            Event::Deliver { node, call } => sim
+                .net
+                .get(node, *call)
+                .is_some_and(|p| other(node) && matches!(p.rpc, Rpc::UpdateStatus)),
+            Event::Reply { node, rpc, .. } => other(node) && matches!(rpc, Rpc::UpdateStatus),
+            Event::Client {
+                node,
+                timer: ClientTimer::Heartbeat { .. },
+            } => other(node),
+            _ => false,
+        }
+    }
+
     /// The choices available in `state`, the natural next event first.
     fn choices(&self, state: &PathState) -> Vec<Choice> {
         let sim = &state.sim;
@@ -1038,12 +1114,10 @@ impl Explorer {
                 });
             }
         }
-        if let Some(next) = sim.queue.peek_tick() {
-            let within =
-                oldest_held.is_none_or(|sent| next <= sent.saturating_add(self.config.max_delay));
-            if within {
-                choices.push(Choice::Step);
-            }
+        if let Some(next) = sim.queue.peek_tick()
+            && oldest_held.is_none_or(|sent| next <= sent.saturating_add(self.config.max_delay))
+        {
+            choices.push(Choice::Step);
         }
         choices.extend(delivers);
         // The worker takes the broker's head by itself (a `step`); the
@@ -1163,6 +1237,14 @@ impl Explorer {
                 })
                 .collect(),
         }
+    }
+}
+
+fn step_text(n: usize) -> String {
+    if n == 1 {
+        "step".to_string()
+    } else {
+        format!("step x{n}")
     }
 }
 

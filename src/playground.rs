@@ -46,6 +46,13 @@ pub fn builtin(id: &str) -> Option<&'static BuiltinScenario> {
     BUILTIN_SCENARIOS.iter().find(|s| s.id == id)
 }
 
+/// How many trace lines the view carries (the newest); the whole trace is
+/// [`Playground::trace_text`].
+pub const TRACE_WINDOW: usize = 400;
+
+/// How many sequence-diagram events the view carries (the newest).
+pub const SEQUENCE_WINDOW: usize = 150;
+
 /// A command from the user.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Command {
@@ -173,7 +180,14 @@ fn opt(id: &str) -> Option<String> {
 /// Builds the whole view of a session's current step.
 pub fn build_view(session: &Session) -> PlaygroundView {
     let snapshot = session.snapshot();
-    let entries = session.trace();
+    // Borrow the entries: the trace grows with every step, so nothing here may copy or format
+    // all of it (only the windows below are formatted).
+    let entries: Vec<&TraceEntry> = session
+        .records()
+        .iter()
+        .flat_map(|record| record.entries.iter())
+        .collect();
+    let trace_from = entries.len().saturating_sub(TRACE_WINDOW);
     let scenario = session.scenario();
     let mut profiles: Vec<String> = crate::profile::profile_names()
         .into_iter()
@@ -195,7 +209,11 @@ pub fn build_view(session: &Session) -> PlaygroundView {
         evals: eval_views(&snapshot, &entries),
         calls: call_views(&snapshot),
         sequence: sequence(&entries, &snapshot),
-        trace: entries.iter().map(TraceEntry::line).collect(),
+        trace: entries[trace_from..]
+            .iter()
+            .map(|entry| entry.line())
+            .collect(),
+        trace_hidden: trace_from,
         violations: entries
             .iter()
             .filter_map(|entry| match &entry.event {
@@ -261,6 +279,15 @@ fn job_views(session: &Session) -> Vec<JobView> {
 }
 
 fn node_views(snapshot: &Snapshot) -> Vec<NodeView> {
+    // Group the allocations by node in one pass (allocs are in ID order, so each node's stay so).
+    let mut allocs_by_node: std::collections::BTreeMap<&str, Vec<AllocView>> =
+        std::collections::BTreeMap::new();
+    for alloc in &snapshot.allocs {
+        allocs_by_node
+            .entry(alloc.node.as_str())
+            .or_default()
+            .push(alloc_view(alloc));
+    }
     snapshot
         .nodes
         .iter()
@@ -274,31 +301,31 @@ fn node_views(snapshot: &Snapshot) -> Vec<NodeView> {
                 .map(|deadline| deadline.saturating_sub(snapshot.tick)),
             eligible: node.eligible,
             draining: node.draining,
-            allocs: snapshot
-                .allocs
-                .iter()
-                .filter(|alloc| alloc.node == node.id)
-                .map(alloc_view)
-                .collect(),
+            allocs: allocs_by_node.remove(node.id.as_str()).unwrap_or_default(),
         })
         .collect()
 }
 
-fn eval_views(snapshot: &Snapshot, entries: &[TraceEntry]) -> Vec<EvalView> {
+fn eval_views(snapshot: &Snapshot, entries: &[&TraceEntry]) -> Vec<EvalView> {
+    // The last processing of each eval, found in one pass over the trace.
+    let mut processed_by_eval = std::collections::BTreeMap::new();
+    for entry in entries {
+        if let TraceEvent::EvalProcessed {
+            eval,
+            desired_tg_updates,
+            reasons,
+            plan,
+            ..
+        } = &entry.event
+        {
+            processed_by_eval.insert(eval.as_str(), (desired_tg_updates, reasons, plan));
+        }
+    }
     snapshot
         .evals
         .iter()
         .map(|eval| {
-            let processed = entries.iter().rev().find_map(|entry| match &entry.event {
-                TraceEvent::EvalProcessed {
-                    eval: id,
-                    desired_tg_updates,
-                    reasons,
-                    plan,
-                    ..
-                } if *id == eval.id => Some((desired_tg_updates, reasons, plan)),
-                _ => None,
-            });
+            let processed = processed_by_eval.get(eval.id.as_str()).copied();
             let (desired_tg_updates, decisions) = match processed {
                 Some((updates, reasons, plan)) => (
                     updates
@@ -395,7 +422,7 @@ fn call_views(snapshot: &Snapshot) -> Vec<CallView> {
 }
 
 /// The arrows and notes of the sequence diagram, one per interesting trace entry.
-fn sequence(entries: &[TraceEntry], snapshot: &Snapshot) -> Vec<SeqEventView> {
+fn sequence(entries: &[&TraceEntry], snapshot: &Snapshot) -> Vec<SeqEventView> {
     let lane = |node: &str| {
         snapshot
             .nodes
@@ -403,8 +430,9 @@ fn sequence(entries: &[TraceEntry], snapshot: &Snapshot) -> Vec<SeqEventView> {
             .find(|n| n.id == node || n.name == node)
             .map_or_else(|| node.to_string(), |n| n.id.clone())
     };
-    entries
+    let mut events: Vec<SeqEventView> = entries
         .iter()
+        .rev()
         .filter_map(|entry| {
             let (from, to, label, kind) = match &entry.event {
                 TraceEvent::CallSent {
@@ -486,7 +514,10 @@ fn sequence(entries: &[TraceEntry], snapshot: &Snapshot) -> Vec<SeqEventView> {
                 kind: kind.to_string(),
             })
         })
-        .collect()
+        .take(SEQUENCE_WINDOW)
+        .collect();
+    events.reverse();
+    events
 }
 
 /// The narration of a guided scenario: its description, then every `note`

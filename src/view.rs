@@ -210,10 +210,12 @@ pub struct PlaygroundView {
     pub evals: Vec<EvalView>,
     /// Calls per client, in send order.
     pub calls: Vec<CallView>,
-    /// The sequence diagram up to the current step.
+    /// The newest events of the sequence diagram up to the current step.
     pub sequence: Vec<SeqEventView>,
-    /// The trace, one fixed-column line per event, up to the current step.
+    /// The newest lines of the trace (one fixed-column line per event) up to the current step.
     pub trace: Vec<String>,
+    /// How many older trace lines are left out of `trace`.
+    pub trace_hidden: usize,
     /// Assertion and invariant failures so far.
     pub violations: Vec<String>,
     /// Narration: the scenario's description, then its notes up to the current step.

@@ -1,6 +1,7 @@
 //! `nomad-playground explore SCENARIO.json [--profile P] [--max-orders N]
 //! [--seed S] [--mode auto|exhaustive|random] [--compare P]... [--no-compare]
-//! [--only INV]... [--disable INV]... [--json] [--out DIR]`: searches the
+//! [--only INV]... [--disable INV]... [--max-delay MS] [--no-fire-loops]
+//! [--json] [--out DIR]`: searches the
 //! orders of a scenario's reconnect window and reports invariant violations.
 //!
 //! Exit 0 when no order breaks an enabled invariant, 1 when one does, 2 on
@@ -17,6 +18,7 @@ use std::io::Write;
 const USAGE: &str =
     "usage: nomad-playground explore SCENARIO.json [--profile P] [--max-orders N] [--seed S]
         [--mode auto|exhaustive|random] [--compare PROFILE]... [--no-compare]
+        [--max-delay MS] [--no-fire-loops]
         [--only INVARIANT]... [--disable INVARIANT]... [--json] [--out DIR]
 
 invariants: unique-name-index, count-honoured, reconnected-version,
@@ -89,6 +91,13 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                     disabled.push(invariant);
                 }
             }
+            "--max-delay" => {
+                let v = value("--max-delay")?;
+                config.max_delay = v
+                    .parse()
+                    .map_err(|_| format!("--max-delay: not a number of milliseconds: {v}"))?;
+            }
+            "--no-fire-loops" => config.fire_loops = false,
             "--json" => json = true,
             "--out" => out = Some(value("--out")?),
             "-h" | "--help" => return Err(String::new()),

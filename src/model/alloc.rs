@@ -327,13 +327,20 @@ impl Allocation {
 
 /// The index of an alloc name `<job>.<group>[<index>]`; 0 when unparsable.
 pub fn alloc_name_index(name: &str) -> u32 {
-    let Some(open) = name.rfind('[') else {
+    // Byte scans: `[` and `]` are ASCII, so the slices stay on char bounds.
+    let bytes = name.as_bytes();
+    let Some(open) = bytes.iter().rposition(|b| *b == b'[') else {
         return 0;
     };
     let rest = &name[open + 1..];
-    let Some(close) = rest.find(']') else {
+    let Some(close) = rest.bytes().position(|b| b == b']') else {
         return 0;
     };
+    let digits = &rest.as_bytes()[..close];
+    if (1..=9).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit) {
+        // Up to 9 digits cannot overflow a u32.
+        return digits.iter().fold(0, |n, d| n * 10 + u32::from(d - b'0'));
+    }
     rest[..close].parse().unwrap_or(0)
 }
 

@@ -44,6 +44,16 @@ impl AllocSet {
             Err(i) => self.0.insert(i, alloc),
         }
     }
+    /// Appends an alloc whose ID is greater than every ID in the set (the
+    /// caller walks another set in order).
+    pub(crate) fn push_ordered(&mut self, alloc: Arc<Allocation>) {
+        debug_assert!(self.0.last().is_none_or(|last| last.id < alloc.id));
+        self.0.push(alloc);
+    }
+    /// An empty set with room for `n` allocs.
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        AllocSet(Vec::with_capacity(n))
+    }
     /// Removes the alloc with this ID.
     pub fn remove(&mut self, id: &str) -> Option<Arc<Allocation>> {
         self.position(id).ok().map(|i| self.0.remove(i))
@@ -295,10 +305,11 @@ impl AllocNameIndex {
                 *duplicates.entry(idx).or_insert(0) += 1;
             }
         };
-        match sets {
+        let sets: Vec<&AllocSet> = sets.iter().copied().filter(|s| !s.is_empty()).collect();
+        match sets.as_slice() {
             [] => {}
             [one] => one.iter().for_each(|a| take(a.name_index())),
-            _ => union_each(sets, |a| take(a.name_index())),
+            _ => union_each(&sets, |a| take(a.name_index())),
         }
         AllocNameIndex {
             job: job.to_string(),

@@ -272,6 +272,52 @@ struct Reconciler<'a, 'b> {
     explain: Explain,
 }
 
+/// Alloc ID → follow-up eval ID: each eval ID once, and per alloc (sorted
+/// by alloc ID, one entry per ID) the index of its eval.
+#[derive(Default)]
+struct FollowupIds {
+    evals: Vec<String>,
+    allocs: Vec<(Arc<Allocation>, usize)>,
+}
+
+impl FollowupIds {
+    fn new(evals: &[Evaluation], mut allocs: Vec<(Arc<Allocation>, usize)>) -> Self {
+        sort_by_alloc_id_keep_last(&mut allocs);
+        FollowupIds {
+            evals: evals.iter().map(|e| e.id.clone()).collect(),
+            allocs,
+        }
+    }
+
+    fn get(&self, alloc_id: &str) -> Option<&str> {
+        let i = self
+            .allocs
+            .binary_search_by(|(a, _)| a.id.as_str().cmp(alloc_id))
+            .ok()?;
+        Some(&self.evals[self.allocs[i].1])
+    }
+
+    /// Adds `other`'s entries; on equal alloc IDs `other` wins.
+    fn extend(&mut self, other: FollowupIds) {
+        let offset = self.evals.len();
+        self.evals.extend(other.evals);
+        self.allocs
+            .extend(other.allocs.into_iter().map(|(a, i)| (a, i + offset)));
+        sort_by_alloc_id_keep_last(&mut self.allocs);
+    }
+}
+
+/// Sorts by alloc ID (stable) and keeps the last entry of equal IDs.
+fn sort_by_alloc_id_keep_last<T>(v: &mut Vec<(Arc<Allocation>, T)>) {
+    if v.is_sorted_by(|x, y| x.0.id < y.0.id) {
+        return;
+    }
+    v.sort_by(|x, y| x.0.id.cmp(&y.0.id));
+    v.reverse();
+    v.dedup_by(|later, earlier| later.0.id == earlier.0.id);
+    v.reverse();
+}
+
 /// The per-group working sets.
 struct GroupSets {
     untainted: AllocSet,
@@ -321,15 +367,23 @@ impl Reconciler<'_, '_> {
 
     fn compute(&mut self) {
         let input = self.input;
-        // The allocs in ID order (stable: of equal IDs the later stays last).
-        let mut sorted: Vec<&Arc<Allocation>> = input.allocs.iter().collect();
-        if !sorted.is_sorted_by(|a, b| a.id <= b.id) {
-            sorted.sort_by(|a, b| a.id.cmp(&b.id));
+        // The allocs in ID order (stable: of equal IDs the later stays last),
+        // comparing a numeric prefix of the IDs first.
+        let mut sorted: Vec<(u128, &Arc<Allocation>)> = input
+            .allocs
+            .iter()
+            .map(|a| (filters::id_prefix(&a.id), a))
+            .collect();
+        let by_id = |(pa, a): &(u128, &Arc<Allocation>), (pb, b): &(u128, &Arc<Allocation>)| {
+            pa.cmp(pb).then_with(|| a.id.cmp(&b.id))
+        };
+        if !sorted.is_sorted_by(|x, y| by_id(x, y).is_le()) {
+            sorted.sort_by(by_id);
         }
-        self.explain.prepare(sorted.iter().map(|a| &***a));
+        self.explain.prepare(sorted.iter().map(|(_, a)| &***a));
         // The alloc matrix: group -> allocs (later duplicates replace earlier).
         let mut matrix: BTreeMap<&str, AllocSet> = BTreeMap::new();
-        for a in sorted {
+        for (_, a) in sorted {
             matrix
                 .entry(a.task_group.as_str())
                 .or_default()
@@ -633,18 +687,18 @@ impl Reconciler<'_, '_> {
             sets.untainted.union_with(&keep);
         }
 
-        let mut timeout_later_evals: BTreeMap<String, String> = BTreeMap::new();
+        let mut timeout_later_evals = FollowupIds::default();
         if !sets.disconnecting.is_empty() {
             timeout_later_evals = self.compute_disconnecting(&mut sets, tg, &mut du);
         }
 
-        let mut lost_later_evals: BTreeMap<String, String> = BTreeMap::new();
+        let mut lost_later_evals = FollowupIds::default();
         let mut lost_later: Vec<DelayedReschedule> = Vec::new();
         if !sets.lost.is_empty() {
             lost_later = filters::delay_by_stop_after(&sets.lost, input.now, &self.rules);
             let (ids, evals) = self.create_later_evals(&mut lost_later, trigger::ALLOC_FAILURE);
             for d in &lost_later {
-                let eval_id = ids.get(&d.alloc.id).cloned().unwrap_or_default();
+                let eval_id = ids.get(&d.alloc.id).unwrap_or("").to_string();
                 self.explain.decide(
                     &d.alloc.id,
                     Decision::LostLater {
@@ -1057,7 +1111,7 @@ impl Reconciler<'_, '_> {
         sets: &mut GroupSets,
         tg: &TaskGroup,
         du: &mut DesiredUpdates,
-    ) -> BTreeMap<String, String> {
+    ) -> FollowupIds {
         let input = self.input;
         let rcx = RescheduleContext {
             is_batch: input.job_is_batch,
@@ -1084,7 +1138,7 @@ impl Reconciler<'_, '_> {
             copy.client_status = ClientStatus::Unknown;
             copy.append_client_status_state("unknown", input.now);
             copy.client_description = status::ALLOC_UNKNOWN.to_string();
-            copy.followup_eval_id = ids.get(&a.id).cloned().unwrap_or_default();
+            copy.followup_eval_id = ids.get(&a.id).unwrap_or("").to_string();
             updates.insert(Arc::new(copy));
             let replaced = split.now.contains(&a.id);
             self.explain
@@ -1121,11 +1175,11 @@ impl Reconciler<'_, '_> {
         &mut self,
         later: &mut [DelayedReschedule],
         trigger_first: &str,
-    ) -> (BTreeMap<String, String>, Vec<Evaluation>) {
-        let mut ids = BTreeMap::new();
+    ) -> (FollowupIds, Vec<Evaluation>) {
+        let mut ids = Vec::with_capacity(later.len());
         let mut evals: Vec<Evaluation> = Vec::new();
         if later.is_empty() {
-            return (ids, evals);
+            return (FollowupIds::default(), evals);
         }
         later.sort_by_key(|d| d.reschedule_time);
         let mut batch_start = later[0].reschedule_time;
@@ -1136,25 +1190,22 @@ impl Reconciler<'_, '_> {
                 let e = self.new_eval(trigger::ALLOC_FAILURE, "", batch_start);
                 evals.push(e);
             }
-            ids.insert(
-                d.alloc.id.clone(),
-                evals.last().map(|e| e.id.clone()).unwrap_or_default(),
-            );
+            ids.push((Arc::clone(&d.alloc), evals.len() - 1));
         }
-        (ids, evals)
+        (FollowupIds::new(&evals, ids), evals)
     }
 
     /// `createTimeoutLaterEvals`: one eval per 5 s batch of lost_after timeouts.
     fn create_timeout_later_evals(
         &mut self,
         disconnecting: &AllocSet,
-    ) -> (BTreeMap<String, String>, Vec<Evaluation>) {
-        let mut ids = BTreeMap::new();
+    ) -> (FollowupIds, Vec<Evaluation>) {
         let mut evals: Vec<Evaluation> = Vec::new();
         let mut delays = filters::delay_by_lost_after(disconnecting, self.input.now, &self.rules);
         if delays.is_empty() {
-            return (ids, evals);
+            return (FollowupIds::default(), evals);
         }
+        let mut ids = Vec::with_capacity(delays.len());
         delays.sort_by_key(|d| d.reschedule_time);
         let mut batch_start = delays[0].reschedule_time;
         let desc = eval_desc::DISCONNECT_TIMEOUT_FOLLOWUP;
@@ -1165,12 +1216,9 @@ impl Reconciler<'_, '_> {
                 let e = self.new_eval(trigger::MAX_DISCONNECT_TIMEOUT, desc, batch_start);
                 evals.push(e);
             }
-            ids.insert(
-                d.alloc.id.clone(),
-                evals.last().map(|e| e.id.clone()).unwrap_or_default(),
-            );
+            ids.push((Arc::clone(&d.alloc), evals.len() - 1));
         }
-        (ids, evals)
+        (FollowupIds::new(&evals, ids), evals)
     }
 
     /// `createRescheduleLaterEvals`: follow-up evals for reschedule-later
@@ -1186,7 +1234,7 @@ impl Reconciler<'_, '_> {
         let (ids, evals) = self.create_later_evals(&mut later, trigger::ALLOC_RESCHEDULE);
         let mut attribute_updates = AllocSet::new();
         for d in &later {
-            let eval_id = ids.get(&d.alloc.id).cloned().unwrap_or_default();
+            let eval_id = ids.get(&d.alloc.id).unwrap_or("").to_string();
             self.explain.decide(
                 &d.alloc.id,
                 Decision::RescheduleLater {
@@ -1227,12 +1275,12 @@ impl Reconciler<'_, '_> {
         sets: &mut GroupSets,
         canaries: &AllocSet,
         is_canarying: bool,
-        followups: &BTreeMap<String, String>,
+        followups: &FollowupIds,
         du: &mut DesiredUpdates,
         stops: &mut Vec<StopResult>,
     ) {
         for a in sets.lost.iter() {
-            let followup = followups.get(&a.id).cloned().unwrap_or_default();
+            let followup = followups.get(&a.id).unwrap_or("").to_string();
             stops.push(StopResult {
                 alloc: Arc::clone(a),
                 client_status: Some(ClientStatus::Lost),

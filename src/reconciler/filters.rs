@@ -102,13 +102,55 @@ impl Classified {
 /// Classifies one alloc: the first matching row of Nomad's
 /// `classificationRules` wins.
 pub fn classify_alloc(alloc: &Allocation, cx: &FilterContext<'_>) -> (AllocCategory, ClassifyRule) {
+    classify_alloc_on(alloc, cx.tainted_nodes.get(&alloc.node_id), cx)
+}
+
+/// Sorted tainted node IDs, searched by their first 16 bytes as one number
+/// (node IDs are UUIDs, so that almost always decides) and then in full.
+struct TaintedIndex<'a> {
+    keys: Vec<(u128, &'a str, &'a Option<Node>)>,
+}
+
+impl<'a> TaintedIndex<'a> {
+    fn new(nodes: &'a BTreeMap<String, Option<Node>>) -> Self {
+        // The map is in string order, which is (prefix, string) order.
+        let keys = nodes
+            .iter()
+            .map(|(id, n)| (id_prefix(id), id.as_str(), n))
+            .collect();
+        TaintedIndex { keys }
+    }
+    fn get(&self, id: &str) -> Option<&'a Option<Node>> {
+        let p = id_prefix(id);
+        self.keys
+            .binary_search_by(|(kp, k, _)| kp.cmp(&p).then_with(|| (*k).cmp(id)))
+            .ok()
+            .map(|i| self.keys[i].2)
+    }
+}
+
+/// The first 16 bytes of `s` as a big-endian number (zero-padded), which
+/// orders like the strings themselves up to ties.
+pub(crate) fn id_prefix(s: &str) -> u128 {
+    let mut buf = [0u8; 16];
+    let n = s.len().min(16);
+    buf[..n].copy_from_slice(&s.as_bytes()[..n]);
+    u128::from_be_bytes(buf)
+}
+
+/// [`classify_alloc`] with the alloc's entry in the tainted nodes already
+/// looked up.
+fn classify_alloc_on(
+    alloc: &Allocation,
+    tainted: Option<&Option<Node>>,
+    cx: &FilterContext<'_>,
+) -> (AllocCategory, ClassifyRule) {
     use AllocCategory as C;
     use ClassifyRule as R;
     let should_reconnect = matches!(
         alloc.client_status,
         ClientStatus::Unknown | ClientStatus::Running | ClientStatus::Failed
     ) && cx.needs_to_reconnect(alloc);
-    let tainted = cx.tainted_nodes.get(&alloc.node_id);
     let node_is_tainted = tainted.is_some();
     let node: Option<&Node> = tainted.and_then(Option::as_ref);
     let node_status = node.map(|n| &n.status);
@@ -203,11 +245,16 @@ pub fn classify_each(
     set: &AllocSet,
     cx: &FilterContext<'_>,
 ) -> (Classified, Vec<(AllocCategory, ClassifyRule)>) {
-    let mut out = Classified::default();
+    let mut out = Classified {
+        untainted: AllocSet::with_capacity(set.len()),
+        ..Default::default()
+    };
     let mut rules = Vec::with_capacity(set.len());
+    let nodes = TaintedIndex::new(cx.tainted_nodes);
     for alloc in set.iter() {
-        let (cat, rule) = classify_alloc(alloc, cx);
-        out.set_mut(cat).insert(Arc::clone(alloc));
+        let (cat, rule) = classify_alloc_on(alloc, nodes.get(&alloc.node_id), cx);
+        // `set` is in ID order, so each of the seven sets is too.
+        out.set_mut(cat).push_ordered(Arc::clone(alloc));
         rules.push((cat, rule));
     }
     (out, rules)
@@ -273,17 +320,21 @@ pub fn filter_by_rescheduleable(
     is_disconnecting: bool,
     cx: &RescheduleContext<'_>,
 ) -> RescheduleSplit {
-    split_rescheduleable(set.iter().cloned(), is_disconnecting, cx)
+    split_rescheduleable(set.clone(), is_disconnecting, cx)
 }
 
-/// [`filter_by_rescheduleable`] over owned allocs (in ID order), so a set
-/// that is no longer needed can be split without copying it.
+/// [`filter_by_rescheduleable`] over a set that is no longer needed, so it
+/// is split without copying it.
 pub fn split_rescheduleable(
-    set: impl IntoIterator<Item = Arc<Allocation>>,
+    set: AllocSet,
     is_disconnecting: bool,
     cx: &RescheduleContext<'_>,
 ) -> RescheduleSplit {
-    let mut out = RescheduleSplit::default();
+    let mut out = RescheduleSplit {
+        untainted: AllocSet::with_capacity(set.len()),
+        ..Default::default()
+    };
+    // `set` is in ID order, so the parts are too.
     for alloc in set {
         if is_disconnecting && alloc.client_status == ClientStatus::Unknown {
             continue;
@@ -293,7 +344,7 @@ pub fn split_rescheduleable(
         }
         let (is_untainted, ignore) = should_filter(&alloc, cx.is_batch);
         if is_untainted && !is_disconnecting {
-            out.untainted.insert(alloc);
+            out.untainted.push_ordered(alloc);
             continue;
         }
         if ignore {
@@ -301,7 +352,7 @@ pub fn split_rescheduleable(
         }
         let (now, later, time) = update_by_reschedulable(&alloc, is_disconnecting, cx);
         if now {
-            out.now.insert(alloc);
+            out.now.push_ordered(alloc);
             continue;
         }
         if later {
@@ -310,7 +361,7 @@ pub fn split_rescheduleable(
                 reschedule_time: time,
             });
         }
-        out.untainted.insert(alloc);
+        out.untainted.push_ordered(alloc);
     }
     out
 }

@@ -321,6 +321,9 @@ impl Explain {
     /// without inserting; the strings are copied once here. Allocs already
     /// sorted by ID (the usual case) are taken in one pass.
     pub fn prepare<'a>(&mut self, allocs: impl IntoIterator<Item = &'a Allocation>) {
+        let allocs = allocs.into_iter();
+        self.records.reserve(allocs.size_hint().0);
+        self.live.reserve(allocs.size_hint().0);
         for alloc in allocs {
             let at = match self.records.last() {
                 Some(last) if last.alloc_id.as_str() < alloc.id.as_str() => self.records.len(),
@@ -381,7 +384,7 @@ impl Explain {
                     r.node_id.clone_from(&alloc.node_id);
                 }
                 if r.client_status != alloc.client_status.as_str() {
-                    r.client_status = alloc.client_status.to_string();
+                    r.client_status = alloc.client_status.as_str().to_string();
                 }
                 if r.task_group != alloc.task_group {
                     r.task_group.clone_from(&alloc.task_group);
@@ -460,7 +463,7 @@ fn record(
         alloc_id: alloc.id.clone(),
         name: alloc.name.clone(),
         node_id: alloc.node_id.clone(),
-        client_status: alloc.client_status.to_string(),
+        client_status: alloc.client_status.as_str().to_string(),
         task_group: alloc.task_group.clone(),
         set,
         rule,

@@ -300,9 +300,7 @@ impl Server {
         let mut preempting_jobs: Vec<String> = Vec::new();
         for node in &accepted {
             let mut touched = false;
-            // Nomad upserts the updated allocs first, then the stopped ones
-            // (denormalized from the state before the plan), then the
-            // preempted ones: a stop wins over an update of the same alloc.
+            // Stops are denormalized from the state before the plan.
             let before: BTreeMap<String, Arc<Allocation>> = plan
                 .node_update
                 .get(node)
@@ -315,146 +313,172 @@ impl Server {
                         .map(|a| (s.alloc_id.clone(), Arc::clone(a)))
                 })
                 .collect();
-            for planned in plan.node_allocation.get(node).into_iter().flatten() {
-                let mut alloc = planned.clone();
-                alloc.modify_index = index;
-                alloc.alloc_modify_index = index;
-                alloc.modify_time = now_time;
-                match self.state.allocs.get(&alloc.id).cloned() {
-                    Some(existing) => {
-                        alloc.task_states = existing.task_states.clone();
-                        if !matches!(
-                            alloc.client_status,
-                            ClientStatus::Lost | ClientStatus::Unknown
-                        ) {
-                            alloc.client_status = existing.client_status.clone();
-                            alloc.client_description = existing.client_description.clone();
-                        }
-                        let detail = if alloc.client_status == ClientStatus::Unknown
-                            && existing.client_status != ClientStatus::Unknown
-                        {
-                            "client unknown (node disconnected)".to_string()
-                        } else if alloc.alloc_states.len() > existing.alloc_states.len() {
-                            format!(
-                                "alloc state {} appended",
-                                alloc.alloc_states.last().map_or("", |s| s.value.as_str())
-                            )
-                        } else if alloc.job_version() != existing.job_version() {
-                            format!("updated in place to v{}", alloc.job_version())
-                        } else {
-                            "updated".to_string()
-                        };
-                        out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
-                            alloc: alloc.id.clone(),
-                            name: alloc.name.clone(),
-                            node: alloc.node_id.clone(),
-                            detail,
-                        }));
-                    }
-                    None => {
-                        alloc.create_index = index;
-                        alloc.create_time = now_time;
-                        alloc.eval_id = eval_id.to_string();
-                        if !alloc.previous_allocation.is_empty()
-                            && let Some(prev) =
-                                self.state.allocs.get(&alloc.previous_allocation).cloned()
-                        {
-                            let mut prev = (*prev).clone();
-                            prev.next_allocation = alloc.id.clone();
-                            prev.modify_index = index;
-                            self.put_alloc(prev);
-                        }
-                        out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
-                            alloc: alloc.id.clone(),
-                            name: alloc.name.clone(),
-                            node: alloc.node_id.clone(),
-                            detail: format!(
-                                "placed v{}{}{}",
-                                alloc.job_version(),
-                                if alloc.previous_allocation.is_empty() {
-                                    String::new()
-                                } else {
-                                    format!(", replaces {}", short(&alloc.previous_allocation))
-                                },
-                                if alloc.preempted_allocations.is_empty() {
-                                    String::new()
-                                } else {
-                                    format!(
-                                        ", preempts {}",
-                                        alloc
-                                            .preempted_allocations
-                                            .iter()
-                                            .map(|id| short(id).to_string())
-                                            .collect::<Vec<_>>()
-                                            .join(",")
-                                    )
+            // Updates first, then stops, then evictions, as Nomad's state
+            // store does since 2.0.0: a stop wins over an update of the same
+            // alloc. (Up to 1.11 the update was written last; the reconcilers
+            // of those versions never asked for both.)
+            let phases: [u8; 3] = [0, 1, 2];
+            for phase in phases {
+                match phase {
+                    0 => {
+                        for planned in plan.node_allocation.get(node).into_iter().flatten() {
+                            let mut alloc = planned.clone();
+                            alloc.modify_index = index;
+                            alloc.alloc_modify_index = index;
+                            alloc.modify_time = now_time;
+                            match self.state.allocs.get(&alloc.id).cloned() {
+                                Some(existing) => {
+                                    alloc.task_states = existing.task_states.clone();
+                                    if !matches!(
+                                        alloc.client_status,
+                                        ClientStatus::Lost | ClientStatus::Unknown
+                                    ) {
+                                        alloc.client_status = existing.client_status.clone();
+                                        alloc.client_description =
+                                            existing.client_description.clone();
+                                    }
+                                    let detail = if alloc.client_status == ClientStatus::Unknown
+                                        && existing.client_status != ClientStatus::Unknown
+                                    {
+                                        "client unknown (node disconnected)".to_string()
+                                    } else if alloc.alloc_states.len() > existing.alloc_states.len()
+                                    {
+                                        format!(
+                                            "alloc state {} appended",
+                                            alloc
+                                                .alloc_states
+                                                .last()
+                                                .map_or("", |s| s.value.as_str())
+                                        )
+                                    } else if alloc.job_version() != existing.job_version() {
+                                        format!("updated in place to v{}", alloc.job_version())
+                                    } else {
+                                        "updated".to_string()
+                                    };
+                                    out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
+                                        alloc: alloc.id.clone(),
+                                        name: alloc.name.clone(),
+                                        node: alloc.node_id.clone(),
+                                        detail,
+                                    }));
                                 }
-                            ),
-                        }));
+                                None => {
+                                    alloc.create_index = index;
+                                    alloc.create_time = now_time;
+                                    alloc.eval_id = eval_id.to_string();
+                                    if !alloc.previous_allocation.is_empty()
+                                        && let Some(prev) = self
+                                            .state
+                                            .allocs
+                                            .get(&alloc.previous_allocation)
+                                            .cloned()
+                                    {
+                                        let mut prev = (*prev).clone();
+                                        prev.next_allocation = alloc.id.clone();
+                                        prev.modify_index = index;
+                                        self.put_alloc(prev);
+                                    }
+                                    out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
+                                        alloc: alloc.id.clone(),
+                                        name: alloc.name.clone(),
+                                        node: alloc.node_id.clone(),
+                                        detail: format!(
+                                            "placed v{}{}{}",
+                                            alloc.job_version(),
+                                            if alloc.previous_allocation.is_empty() {
+                                                String::new()
+                                            } else {
+                                                format!(
+                                                    ", replaces {}",
+                                                    short(&alloc.previous_allocation)
+                                                )
+                                            },
+                                            if alloc.preempted_allocations.is_empty() {
+                                                String::new()
+                                            } else {
+                                                format!(
+                                                    ", preempts {}",
+                                                    alloc
+                                                        .preempted_allocations
+                                                        .iter()
+                                                        .map(|id| short(id).to_string())
+                                                        .collect::<Vec<_>>()
+                                                        .join(",")
+                                                )
+                                            }
+                                        ),
+                                    }));
+                                }
+                            }
+                            self.put_alloc(alloc);
+                            result.written += 1;
+                            touched = true;
+                        }
+                    }
+                    1 => {
+                        for stop in plan.node_update.get(node).into_iter().flatten() {
+                            let Some(existing) = before.get(&stop.alloc_id).cloned() else {
+                                continue;
+                            };
+                            let mut alloc = (*existing).clone();
+                            alloc.desired_status = DesiredStatus::Stop;
+                            alloc.desired_description = stop.description.clone();
+                            if let Some(status) = &stop.client_status {
+                                alloc.client_status = status.clone();
+                            }
+                            if !stop.followup_eval_id.is_empty() {
+                                alloc.followup_eval_id = stop.followup_eval_id.clone();
+                            }
+                            alloc.modify_index = index;
+                            alloc.alloc_modify_index = index;
+                            alloc.modify_time = now_time;
+                            out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
+                                alloc: alloc.id.clone(),
+                                name: alloc.name.clone(),
+                                node: alloc.node_id.clone(),
+                                detail: format!(
+                                    "desired stop{} ({})",
+                                    stop.client_status
+                                        .as_ref()
+                                        .map_or(String::new(), |s| format!(", client {s}")),
+                                    stop.description
+                                ),
+                            }));
+                            self.put_alloc(alloc);
+                            result.written += 1;
+                            touched = true;
+                        }
+                    }
+                    _ => {
+                        for (victim, by) in plan.node_preemptions.get(node).into_iter().flatten() {
+                            let Some(existing) = self.state.allocs.get(victim).cloned() else {
+                                continue;
+                            };
+                            if existing.terminal_status() {
+                                // Already terminal at apply time: the eviction is dropped.
+                                continue;
+                            }
+                            let mut alloc = (*existing).clone();
+                            alloc.desired_status = DesiredStatus::Evict;
+                            alloc.desired_description = format!("Preempted by alloc ID {by}");
+                            alloc.preempted_by_allocation = by.clone();
+                            alloc.modify_index = index;
+                            alloc.alloc_modify_index = index;
+                            out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
+                                alloc: alloc.id.clone(),
+                                name: alloc.name.clone(),
+                                node: alloc.node_id.clone(),
+                                detail: format!("desired evict (preempted by {})", short(by)),
+                            }));
+                            if !preempting_jobs.contains(&alloc.job_id) {
+                                preempting_jobs.push(alloc.job_id.clone());
+                            }
+                            self.put_alloc(alloc);
+                            result.written += 1;
+                            touched = true;
+                        }
                     }
                 }
-                self.put_alloc(alloc);
-                result.written += 1;
-                touched = true;
-            }
-            for stop in plan.node_update.get(node).into_iter().flatten() {
-                let Some(existing) = before.get(&stop.alloc_id).cloned() else {
-                    continue;
-                };
-                let mut alloc = (*existing).clone();
-                alloc.desired_status = DesiredStatus::Stop;
-                alloc.desired_description = stop.description.clone();
-                if let Some(status) = &stop.client_status {
-                    alloc.client_status = status.clone();
-                }
-                if !stop.followup_eval_id.is_empty() {
-                    alloc.followup_eval_id = stop.followup_eval_id.clone();
-                }
-                alloc.modify_index = index;
-                alloc.alloc_modify_index = index;
-                alloc.modify_time = now_time;
-                out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
-                    alloc: alloc.id.clone(),
-                    name: alloc.name.clone(),
-                    node: alloc.node_id.clone(),
-                    detail: format!(
-                        "desired stop{} ({})",
-                        stop.client_status
-                            .as_ref()
-                            .map_or(String::new(), |s| format!(", client {s}")),
-                        stop.description
-                    ),
-                }));
-                self.put_alloc(alloc);
-                result.written += 1;
-                touched = true;
-            }
-            for (victim, by) in plan.node_preemptions.get(node).into_iter().flatten() {
-                let Some(existing) = self.state.allocs.get(victim).cloned() else {
-                    continue;
-                };
-                if existing.terminal_status() {
-                    // Already terminal at apply time: the eviction is dropped.
-                    continue;
-                }
-                let mut alloc = (*existing).clone();
-                alloc.desired_status = DesiredStatus::Evict;
-                alloc.desired_description = format!("Preempted by alloc ID {by}");
-                alloc.preempted_by_allocation = by.clone();
-                alloc.modify_index = index;
-                alloc.alloc_modify_index = index;
-                out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
-                    alloc: alloc.id.clone(),
-                    name: alloc.name.clone(),
-                    node: alloc.node_id.clone(),
-                    detail: format!("desired evict (preempted by {})", short(by)),
-                }));
-                if !preempting_jobs.contains(&alloc.job_id) {
-                    preempting_jobs.push(alloc.job_id.clone());
-                }
-                self.put_alloc(alloc);
-                result.written += 1;
-                touched = true;
             }
             if touched {
                 out.push(ServerEffect::AllocsChanged { node: node.clone() });

@@ -44,7 +44,8 @@ pub fn check(sim: &Sim) -> Vec<String> {
     if settled(sim) {
         // No two running allocs of a service job share a name once the
         // reconciler has settled.
-        let mut running: BTreeMap<&str, u32> = BTreeMap::new();
+        // Keyed by (job, group, name index): cheaper than the full name.
+        let mut running: BTreeMap<(&str, &str, u32), u32> = BTreeMap::new();
         for alloc in state.allocs.values() {
             let service = alloc
                 .job
@@ -54,12 +55,20 @@ pub fn check(sim: &Sim) -> Vec<String> {
                 && alloc.desired_status == DesiredStatus::Run
                 && alloc.client_status == ClientStatus::Running
             {
-                *running.entry(alloc.name.as_str()).or_default() += 1;
+                *running
+                    .entry((
+                        alloc.job_id.as_str(),
+                        alloc.task_group.as_str(),
+                        alloc.name_index(),
+                    ))
+                    .or_default() += 1;
             }
         }
-        for (name, n) in running {
+        for ((job, group, index), n) in running {
             if n > 1 {
-                violations.push(format!("{n} running allocs share the name {name}"));
+                violations.push(format!(
+                    "{n} running allocs share the name {job}.{group}[{index}]"
+                ));
             }
         }
     }

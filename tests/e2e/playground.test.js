@@ -122,6 +122,7 @@ async function reconnectOrder(profile, heartbeatFirst) {
   await page.getByTestId('advance-5s').click();
   await dock.getByTestId('release-all').click();
   await page.getByTestId('advance-30s').click();
+  if (await page.getByTestId('show-full-trace').count() > 0) await page.getByTestId('show-full-trace').click();
   const trace = await page.getByTestId('trace-text').textContent();
   const placements = (trace.match(/web\.web\[2\] \S+ on \S+: placed/g) || []).length;
   assert.deepEqual(errors, []);
@@ -219,6 +220,7 @@ test('the browser and the native CLI produce the same trace, byte for byte', asy
     const native = execFileSync(cli, ['run', path.join(ROOT, 'scenarios', `${id}.json`)], { encoding: 'utf8' });
     const { page, errors, context } = await openLesson(id);
     await page.getByTestId('run-to-end').click();
+    if (await page.getByTestId('show-full-trace').count() > 0) await page.getByTestId('show-full-trace').click();
     const wasm = await page.getByTestId('trace-text').textContent();
     // The CLI heads its trace with one `# <scenario> under profile <p>` line.
     const nativeTrace = native.split('\n').filter((line) => !line.startsWith('# ')).join('\n').replace(/\n$/, '');

@@ -71,19 +71,35 @@ pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
         <section class="cluster" data-testid="cluster" aria-label="Client nodes">
             <h2 class="panel-title">{ "Clients" }</h2>
             <div class="online-zone" data-testid="online-zone" ondragover={allow_drop.clone()} ondrop={drop_to(true)}>
-                { for online.iter().map(|node| node_card(node, &state)) }
+                { for online.iter().map(|node| html! { <NodeCard key={node.id.clone()} node={(*node).clone()} selection={state.selection.clone()} dispatcher={state.dispatcher()} /> }) }
             </div>
             <div class="offline-zone" data-testid="offline-zone" ondragover={allow_drop} ondrop={drop_to(false)}
                  aria-label="Offline: drop a node here to cut its link to the servers">
                 <div class="offline-label">{ "⊗ Offline — drop a node here to cut its link" }</div>
-                { for offline.iter().map(|node| node_card(node, &state)) }
+                { for offline.iter().map(|node| html! { <NodeCard key={node.id.clone()} node={(*node).clone()} selection={state.selection.clone()} dispatcher={state.dispatcher()} /> }) }
             </div>
             <Legend nodes={view.nodes.clone()} />
         </section>
     }
 }
 
-fn node_card(node: &NodeView, state: &UseReducerHandle<AppState>) -> Html {
+/// Properties of [`NodeCard`].
+#[derive(Properties, PartialEq)]
+pub struct NodeCardProps {
+    /// The node.
+    pub node: NodeView,
+    /// What is selected (to outline the node or one of its allocations).
+    pub selection: Selection,
+    /// Sends actions to the reducer.
+    pub dispatcher: UseReducerDispatcher<AppState>,
+}
+
+/// One node card. A component of its own so that a step re-renders only the
+/// nodes whose view changed.
+#[component]
+pub fn NodeCard(props: &NodeCardProps) -> Html {
+    let node = &props.node;
+    let state = &props.dispatcher;
     let node_id = node.id.clone();
     let on_drag_start = {
         let node_id = node_id.clone();
@@ -131,7 +147,7 @@ fn node_card(node: &NodeView, state: &UseReducerHandle<AppState>) -> Html {
             state.dispatch(Action::Select(Selection::Node(node_id.clone())))
         })
     };
-    let selected = state.selection == Selection::Node(node.id.clone());
+    let selected = props.selection == Selection::Node(node.id.clone());
     let ttl = node
         .ttl_left_ms
         .map(|ms| format!("TTL {:.1}s", ms as f64 / 1000.0))
@@ -160,13 +176,17 @@ fn node_card(node: &NodeView, state: &UseReducerHandle<AppState>) -> Html {
                 </button>
             </div>
             <ul class="allocs" aria-label="allocations">
-                { for node.allocs.iter().map(|alloc| alloc_block(alloc, state)) }
+                { for node.allocs.iter().map(|alloc| alloc_block(alloc, state, &props.selection)) }
             </ul>
         </article>
     }
 }
 
-fn alloc_block(alloc: &AllocView, state: &UseReducerHandle<AppState>) -> Html {
+fn alloc_block(
+    alloc: &AllocView,
+    state: &UseReducerDispatcher<AppState>,
+    selection: &Selection,
+) -> Html {
     let select = {
         let state = state.clone();
         let alloc_id = alloc.id.clone();
@@ -174,7 +194,7 @@ fn alloc_block(alloc: &AllocView, state: &UseReducerHandle<AppState>) -> Html {
             state.dispatch(Action::Select(Selection::Alloc(alloc_id.clone())))
         })
     };
-    let selected = state.selection == Selection::Alloc(alloc.id.clone());
+    let selected = *selection == Selection::Alloc(alloc.id.clone());
     let stopping = alloc.desired_status != "run";
     html! {
         <li>

@@ -13,8 +13,19 @@ pub struct TraceLogProps {
 /// The trace as text, newest last, with violations on top.
 #[component]
 pub fn TraceLog(props: &TraceLogProps) -> Html {
+    let full = use_state(|| false);
     let session = props.state.session.get();
     let view = session.view();
+    let toggle = {
+        let full = full.clone();
+        Callback::from(move |_: MouseEvent| full.set(!*full))
+    };
+    // The whole trace is formatted only on request: it grows with every step.
+    let text = if *full {
+        session.trace_text().trim_end().to_string()
+    } else {
+        view.trace.join("\n")
+    };
     html! {
         <section class="panel trace" data-testid="trace" aria-label="Trace">
             <h2 class="panel-title">{ "Trace" }</h2>
@@ -23,7 +34,12 @@ pub fn TraceLog(props: &TraceLogProps) -> Html {
                     { for view.violations.iter().map(|v| html! { <li>{ "⚠ " }{ v }</li> }) }
                 </ul>
             } } }
-            <pre class="trace-text" data-testid="trace-text">{ view.trace.join("\n") }</pre>
+            { if view.trace_hidden > 0 || *full { html! {
+                <button data-testid="show-full-trace" onclick={toggle}>
+                    { if *full { "Show the newest lines only".to_string() } else { format!("Show all ({} older lines hidden)", view.trace_hidden) } }
+                </button>
+            } } else { html! {} } }
+            <pre class="trace-text" data-testid="trace-text">{ text }</pre>
         </section>
     }
 }
