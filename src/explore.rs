@@ -263,7 +263,8 @@ pub struct Reproduction {
     pub at_idle: bool,
     /// The check context (to re-check a replay).
     pub context: CheckContext,
-    /// A share link, when the link codec is available.
+    /// A share link (`crate::share`) opening the scenario at its last step
+    /// under the profile searched, with the CLI's default base URL.
     pub link: Option<String>,
 }
 
@@ -622,7 +623,7 @@ impl Explorer {
             config,
         };
         let leaf = explorer.settle(&mut root);
-        explorer.root_actions.extend(root.applied.drain(..));
+        explorer.root_actions.append(&mut root.applied);
         explorer.root = root.clone();
         if let Some(leaf) = leaf {
             explorer.states = 1;
@@ -863,16 +864,14 @@ impl Explorer {
             let (child, leaf) = self.transition(&state, &choices[pick]);
             self.states += 1;
             let fp = child.fingerprint();
-            if self.seen.contains_key(&fp) {
-                self.duplicates += 1;
-            } else {
-                self.seen.insert(
-                    fp,
-                    Seen {
+            match self.seen.entry(fp) {
+                std::collections::btree_map::Entry::Occupied(_) => self.duplicates += 1,
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    slot.insert(Seen {
                         depth: child.depth,
                         leaves: 0.0,
-                    },
-                );
+                    });
+                }
             }
             path.extend(child.applied.iter().cloned());
             if let Some(leaf) = leaf {
@@ -960,6 +959,14 @@ impl Explorer {
         scenario.profile = Some(self.profile.name.clone());
         scenario.profiles = None;
         scenario.script = script;
+        let link = crate::share::encode_link(
+            crate::share::DEFAULT_BASE,
+            &crate::share::Link {
+                step: Some(scenario.script.len() as u64),
+                profile: Some(self.profile.name.clone()),
+                scenario: scenario.clone(),
+            },
+        );
         Reproduction {
             invariant,
             violations: violations.to_vec(),
@@ -968,7 +975,7 @@ impl Explorer {
             scenario,
             at_idle: idle(&last.sim),
             context: self.context,
-            link: None,
+            link: Some(link),
         }
     }
 
