@@ -675,14 +675,16 @@ fn compare_deployments(expect: &Map<String, Value>, result: &Value) -> Vec<Strin
     diffs
 }
 
-/// compare.py's `compare` for `kind: cluster`.
-pub fn compare_cluster(expect: &Value, result: &Value) -> Vec<String> {
-    let empty = Map::new();
-    let expect = expect.as_object().unwrap_or(&empty);
-    let mut diffs = Vec::new();
-    for key in COUNTS {
-        let want = count_of(expect.get(key));
-        let got = result.get(key);
+/// The integer counters: absent in `expect` means 0, compared for equality.
+fn compare_counts(
+    keys: &[&str],
+    expect: &Map<String, Value>,
+    result: &Value,
+    diffs: &mut Vec<String>,
+) {
+    for key in keys {
+        let want = count_of(expect.get(*key));
+        let got = result.get(*key);
         if !json_eq(Some(&want), got) {
             diffs.push(format!(
                 "{key}: want {want}, got {}",
@@ -690,6 +692,14 @@ pub fn compare_cluster(expect: &Value, result: &Value) -> Vec<String> {
             ));
         }
     }
+}
+
+/// compare.py's `compare` for `kind: cluster`.
+pub fn compare_cluster(expect: &Value, result: &Value) -> Vec<String> {
+    let empty = Map::new();
+    let expect = expect.as_object().unwrap_or(&empty);
+    let mut diffs = Vec::new();
+    compare_counts(&COUNTS, expect, result, &mut diffs);
     let want_tg = expect
         .get("desired_tg_updates")
         .and_then(Value::as_object)
@@ -778,16 +788,7 @@ pub fn compare_node(expect: &Value, result: &Value) -> Vec<String> {
     let empty = Map::new();
     let expect = expect.as_object().unwrap_or(&empty);
     let mut diffs = Vec::new();
-    for key in NODE_COUNTS {
-        let want = count_of(expect.get(key));
-        let got = result.get(key);
-        if !json_eq(Some(&want), got) {
-            diffs.push(format!(
-                "{key}: want {want}, got {}",
-                got.map_or("None".into(), py)
-            ));
-        }
-    }
+    compare_counts(&NODE_COUNTS, expect, result, &mut diffs);
     compare_multisets(&NODE_MULTISETS, expect, result, &mut diffs);
     diffs.extend(compare_deployments(expect, result));
     diffs

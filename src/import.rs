@@ -265,6 +265,32 @@ fn finish(mut c: Collected, inputs: &[(&str, &str)]) -> Result<Imported, ImportE
     })
 }
 
+/// The node IDs a constraint pins a group to, for the one kind of constraint
+/// the scenario format can express (`${node.unique.id}` equal to, or in, a
+/// list); `None` for any other constraint. Shared by the API JSON and HCL
+/// importers.
+pub(crate) fn node_id_constraint(target: &str, operand: &str, value: &str) -> Option<Vec<String>> {
+    match (target, operand) {
+        ("${node.unique.id}", "=" | "==" | "is") => Some(vec![value.to_string()]),
+        ("${node.unique.id}", "set_contains_any" | "set_contains") => Some(
+            value
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// Several node constraints on one group all hold: keep the nodes they share.
+pub(crate) fn intersect_nodes(nodes: Option<Vec<String>>, ids: Vec<String>) -> Vec<String> {
+    match nodes {
+        None => ids,
+        Some(prev) => prev.into_iter().filter(|n| ids.contains(n)).collect(),
+    }
+}
+
 /// A node with default resources.
 pub fn default_node(id: &str) -> NodeSpec {
     NodeSpec {

@@ -429,24 +429,8 @@ fn constraint_nodes(
         let target = r.str(here, "LTarget")?.unwrap_or_default();
         let operand = r.str(here, "Operand")?.unwrap_or_else(|| "=".into());
         let value = r.str(here, "RTarget")?.unwrap_or_default();
-        let ids: Option<Vec<String>> = match (target.as_str(), operand.as_str()) {
-            ("${node.unique.id}", "=" | "==" | "is") => Some(vec![value.clone()]),
-            ("${node.unique.id}", "set_contains_any" | "set_contains") => Some(
-                value
-                    .split(',')
-                    .map(|s| s.trim().to_string())
-                    .filter(|s| !s.is_empty())
-                    .collect(),
-            ),
-            _ => None,
-        };
-        match ids {
-            Some(ids) => {
-                nodes = Some(match nodes {
-                    None => ids,
-                    Some(prev) => prev.into_iter().filter(|n| ids.contains(n)).collect(),
-                });
-            }
+        match super::node_id_constraint(&target, &operand, &value) {
+            Some(ids) => nodes = Some(super::intersect_nodes(nodes, ids)),
             None => c.warn(
                 r.source,
                 &path,

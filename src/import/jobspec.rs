@@ -351,24 +351,8 @@ impl Spec<'_> {
                 .string(&b.body, "operator", &p)?
                 .unwrap_or_else(|| "=".into());
             let value = self.string(&b.body, "value", &p)?.unwrap_or_default();
-            let ids: Option<Vec<String>> = match (attribute.as_str(), operator.as_str()) {
-                ("${node.unique.id}", "=" | "==" | "is") => Some(vec![value.clone()]),
-                ("${node.unique.id}", "set_contains_any" | "set_contains") => Some(
-                    value
-                        .split(',')
-                        .map(|s| s.trim().to_string())
-                        .filter(|s| !s.is_empty())
-                        .collect(),
-                ),
-                _ => None,
-            };
-            match ids {
-                Some(ids) => {
-                    nodes = Some(match nodes {
-                        None => ids,
-                        Some(prev) => prev.into_iter().filter(|n| ids.contains(n)).collect(),
-                    });
-                }
+            match super::node_id_constraint(&attribute, &operator, &value) {
+                Some(ids) => nodes = Some(super::intersect_nodes(nodes, ids)),
                 None => c.warn(
                     self.source,
                     &format!("{p} (line {})", b.pos.line),
