@@ -206,7 +206,7 @@ pub fn build_view(session: &Session) -> PlaygroundView {
         can_step: session.cursor() < session.actions().len() || snapshot.next_event.is_some(),
         nodes: node_views(&snapshot),
         jobs: job_views(session),
-        evals: eval_views(&snapshot, &entries),
+        evals: eval_views(session, &snapshot, &entries),
         calls: call_views(&snapshot),
         sequence: sequence(&entries, &snapshot),
         trace: entries[trace_from..]
@@ -306,7 +306,7 @@ fn node_views(snapshot: &Snapshot) -> Vec<NodeView> {
         .collect()
 }
 
-fn eval_views(snapshot: &Snapshot, entries: &[&TraceEntry]) -> Vec<EvalView> {
+fn eval_views(session: &Session, snapshot: &Snapshot, entries: &[&TraceEntry]) -> Vec<EvalView> {
     // The last processing of each eval, found in one pass over the trace.
     let mut processed_by_eval = std::collections::BTreeMap::new();
     for entry in entries {
@@ -394,7 +394,13 @@ fn eval_views(snapshot: &Snapshot, entries: &[&TraceEntry]) -> Vec<EvalView> {
                 node_id: opt(&eval.node),
                 triggered_by: eval.trigger.clone(),
                 status: eval.status.clone(),
-                priority: 50,
+                priority: session
+                    .sim()
+                    .server
+                    .state
+                    .evals
+                    .get(&eval.id)
+                    .map_or(0, |record| u32::try_from(record.eval.priority).unwrap_or(0)),
                 wait_until: eval.wait_until.map(time_label),
                 desired_tg_updates,
                 decisions,
