@@ -150,6 +150,15 @@ fn ensure_chromium() -> Result<()> {
         .env("DEBIAN_FRONTEND", "noninteractive"))
 }
 
+/// Cargo's target folder: `$CARGO_TARGET_DIR` when set (relative to the
+/// workspace root, as cargo reads it), else `target/` in the workspace.
+fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => root.join(dir),
+        _ => root.join("target"),
+    }
+}
+
 /// Builds the app into `target/dist` and returns that folder.
 fn dist(root: &Path) -> Result<PathBuf> {
     ensure_wasm_target()?;
@@ -165,8 +174,8 @@ fn dist(root: &Path) -> Result<PathBuf> {
         "--bin",
         "www",
     ]))?;
-    let input = root.join("target/wasm32-unknown-unknown/wasm-release/www.wasm");
-    let dist_dir = root.join("target/dist");
+    let input = target_dir(root).join("wasm32-unknown-unknown/wasm-release/www.wasm");
+    let dist_dir = target_dir(root).join("dist");
     if dist_dir.exists() {
         std::fs::remove_dir_all(&dist_dir)?;
     }
@@ -303,7 +312,7 @@ fn e2e(root: &Path, dist_dir: &Path) -> Result<()> {
         "--bin",
         "nomad-playground",
     ]))?;
-    let native_cli = root.join("target/debug/nomad-playground");
+    let native_cli = target_dir(root).join("debug/nomad-playground");
     let base_url = serve_background(dist_dir)?;
     run(Command::new("node")
         .env("NATIVE_CLI", native_cli)
