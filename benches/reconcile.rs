@@ -4,7 +4,7 @@
 //! node lookup, a task group lookup and a status count per alloc); a second
 //! reference is one pass of the classification rules.
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use nomad_playground::model::{
     AllocState, Allocation, ClientStatus, DesiredStatus, DisconnectStrategy, Duration, Job,
     JobType, Node, NodeStatus, ReschedulePolicy, SchedulingEligibility, TaskGroup, Time,
@@ -142,25 +142,8 @@ fn bench(c: &mut Criterion) {
     // The floor: one pass that does, per alloc, the lookups every
     // reconciler run needs (its node among the tainted ones, its task group
     // in the job) and buckets it by status, as a classification would.
-    let job = input.job.as_ref().unwrap();
     group.bench_function("floor: one pass (node + group lookup, status count)", |b| {
-        b.iter(|| {
-            let mut counts = [0usize; 8];
-            for a in black_box(&input.allocs) {
-                let node = input.tainted_nodes.get(a.node_id.as_str());
-                let tainted = node.is_some() as usize;
-                let count = job
-                    .lookup_task_group(&a.task_group)
-                    .map_or(0, |tg| tg.count);
-                let k = match a.client_status {
-                    ClientStatus::Running => 0,
-                    ClientStatus::Unknown => 1,
-                    _ => 2,
-                } + (count == 0) as usize * 3;
-                counts[(k * 2 + tainted) % 8] += 1;
-            }
-            black_box(counts)
-        })
+        b.iter(|| black_box(once_floor(black_box(&input))))
     });
     let rules = ReconcilerRules::default();
     let cx = FilterContext {
@@ -180,5 +163,51 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// One reconcile run and one floor pass, each in its own function, for
+/// counting instructions: `RECONCILE_ONCE=1 valgrind --tool=callgrind
+/// --toggle-collect='*reconcile::once_*' <bench binary>`.
+#[inline(never)]
+fn once_reconcile(input: &ClusterInput) -> usize {
+    let options = ReconcileOptions::default();
+    let update = |_: &Allocation, _: &Job, _: &TaskGroup| UpdateType::Ignore;
+    let mut n = 0;
+    let mut ids = || {
+        n += 1;
+        format!("id-{n}")
+    };
+    let r = reconcile(black_box(input), &options, &update, &mut ids);
+    r.stop.len()
+}
+
+#[inline(never)]
+fn once_floor(input: &ClusterInput) -> [usize; 8] {
+    let job = input.job.as_ref().unwrap();
+    let mut counts = [0usize; 8];
+    for a in black_box(&input.allocs) {
+        let node = input.tainted_nodes.get(a.node_id.as_str());
+        let tainted = node.is_some() as usize;
+        let count = job
+            .lookup_task_group(&a.task_group)
+            .map_or(0, |tg| tg.count);
+        let k = match a.client_status {
+            ClientStatus::Running => 0,
+            ClientStatus::Unknown => 1,
+            _ => 2,
+        } + (count == 0) as usize * 3;
+        counts[(k * 2 + tainted) % 8] += 1;
+    }
+    counts
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if std::env::var_os("RECONCILE_ONCE").is_some() {
+        let input = input();
+        black_box(once_reconcile(&input));
+        black_box(once_floor(&input));
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

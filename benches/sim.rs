@@ -2,154 +2,23 @@
 //! (50 service jobs of 100, bin-packed 20 to a node), a 10-minute partition
 //! of 20% of the nodes (every fifth: 1,000 allocs) and their return, with
 //! lost_after shorter (the allocs are lost, the nodes go down) and longer
-//! (the allocs reconnect) than the partition. Also prints the memory held by a session's history of
-//! 1,000 steps at that size (growth of the resident set, Linux only).
+//! (the allocs reconnect) than the partition. The memory a session's
+//! history holds is `benches/history_memory.rs`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use nomad_playground::scenario::duration::Dur;
-use nomad_playground::scenario::format::{
-    Action, DisconnectSpec, GroupSpec, JobSpec, NodeSpec, Scenario, Settings,
-};
 use nomad_playground::sim::history::Session;
+use std::collections::BTreeMap;
 
-/// Resident memory of this process in bytes (Linux), 0 elsewhere.
-fn rss_bytes() -> i64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<i64>().ok())
-        })
-        .map_or(0, |kb| kb * 1024)
-}
+#[path = "support/cluster.rs"]
+mod cluster;
 
-const NODES: usize = 500;
-const JOBS: usize = 50;
-const COUNT: u32 = 100;
-/// Every fifth node is partitioned (20%, half of them running allocs).
-const PARTITIONED: usize = NODES / 5;
-
-fn partitioned(k: usize) -> String {
-    node_id(k * 5)
-}
-
-fn node_id(i: usize) -> String {
-    format!("node-{i:03}")
-}
-
-fn cluster(script: Vec<Action>, checkpoint_every: usize, lost_after: Dur) -> Scenario {
-    Scenario {
-        version: 1,
-        name: "bench".to_string(),
-        description: None,
-        source: None,
-        profile: Some("latest".to_string()),
-        profiles: None,
-        seed: Some(42),
-        settings: Some(Settings {
-            checkpoint_every: Some(checkpoint_every),
-            ..Settings::default()
-        }),
-        server: None,
-        nodes: (0..NODES)
-            .map(|i| NodeSpec {
-                id: node_id(i),
-                name: None,
-                datacenter: None,
-                node_pool: None,
-                class: None,
-                // Room for 20 allocs: bin packing fills 250 nodes, the rest
-                // take the replacements.
-                cpu: Some(2000),
-                memory_mb: Some(4096),
-                registered: None,
-                agent: None,
-            })
-            .collect(),
-        jobs: (0..JOBS)
-            .map(|j| JobSpec {
-                id: format!("job-{j:02}"),
-                job_type: None,
-                priority: None,
-                datacenters: None,
-                node_pool: None,
-                groups: vec![GroupSpec {
-                    name: "app".to_string(),
-                    count: Some(COUNT),
-                    cpu: Some(100),
-                    memory_mb: Some(128),
-                    nodes: None,
-                    max_client_disconnect: None,
-                    stop_after_client_disconnect: None,
-                    prevent_reschedule_on_lost: None,
-                    disconnect: Some(DisconnectSpec {
-                        lost_after: Some(lost_after),
-                        ..DisconnectSpec::default()
-                    }),
-                    reschedule: None,
-                    update: None,
-                    ephemeral_disk: None,
-                    tasks: None,
-                }],
-            })
-            .collect(),
-        script,
-    }
-}
-
-/// Start, cut 20% of the links for ten minutes, heal, settle.
-fn partition_script() -> Vec<Action> {
-    let mut script = vec![Action::Advance { by: Dur::secs(30) }];
-    script.extend((0..PARTITIONED).map(|i| Action::LinkDown {
-        node: partitioned(i),
-    }));
-    script.push(Action::Advance { by: Dur::mins(10) });
-    script.extend((0..PARTITIONED).map(|i| Action::LinkUp {
-        node: partitioned(i),
-    }));
-    script.push(Action::Advance { by: Dur::mins(3) });
-    script
-}
-
-/// The same story spread over 1,000 steps.
-fn thousand_steps() -> Vec<Action> {
-    let mut script = vec![Action::Advance { by: Dur::secs(30) }];
-    script.extend((0..PARTITIONED).map(|i| Action::LinkDown {
-        node: partitioned(i),
-    }));
-    let filler = 1000 - script.len() - PARTITIONED - 100;
-    script.extend((0..filler).map(|_| Action::Advance {
-        by: Dur::ms(600_000 / filler as u64),
-    }));
-    script.extend((0..PARTITIONED).map(|i| Action::LinkUp {
-        node: partitioned(i),
-    }));
-    script.extend((0..100).map(|_| Action::Advance { by: Dur::secs(2) }));
-    script
-}
-
-/// lost_after longer than the partition: the allocs reconnect.
-const RECONNECT: Dur = Dur::mins(15);
-/// lost_after shorter than the partition: the allocs are lost, the nodes go down.
-const LOST: Dur = Dur::mins(5);
+use cluster::{LOST, RECONNECT, cluster, partition_script};
 
 fn report_once() {
     for (label, lost_after) in [("lost", LOST), ("reconnect", RECONNECT)] {
         report_run(label, lost_after);
     }
-    let before = rss_bytes();
-    let mut session = Session::new(cluster(thousand_steps(), 50, LOST), None).expect("session");
-    session.run_to_end();
-    let after = rss_bytes();
-    eprintln!(
-        "history of {} steps (lost_after 5m): {:.1} MB resident growth ({} checkpoints)",
-        session.cursor(),
-        (after - before) as f64 / 1e6,
-        session.checkpoint_count()
-    );
 }
 
 fn report_run(label: &str, lost_after: Dur) {
@@ -163,6 +32,16 @@ fn report_run(label: &str, lost_after: Dur) {
     let sim = session.sim();
     let allocs = sim.server.state.allocs.len();
     let evals = sim.server.state.evals.len();
+    let mut by_trigger: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for record in sim.server.state.evals.values() {
+        *by_trigger
+            .entry((
+                record.eval.triggered_by.clone(),
+                record.eval.status.as_str().to_string(),
+            ))
+            .or_default() += 1;
+    }
+    eprintln!("  evals by trigger and status: {by_trigger:?}");
     eprintln!(
         "partition run ({label}, lost_after {lost_after}): {elapsed:?}, {} events, {allocs} allocs, {evals} evals, {} trace entries",
         sim.events_handled,
@@ -181,6 +60,68 @@ fn bench(c: &mut Criterion) {
             session.run_to_end();
             session.sim().tick
         })
+    });
+    group.bench_function("partition_500_nodes_5000_allocs_reconnect", |b| {
+        b.iter(|| {
+            let mut session =
+                Session::new(cluster(partition_script(), 50, RECONNECT), None).expect("session");
+            session.run_to_end();
+            session.sim().tick
+        })
+    });
+    group.finish();
+    bench_view(c);
+}
+
+/// The UI bench's cluster (`tests/e2e/bench/render.js`): 200 nodes, one job
+/// of ten groups of 200 allocs, a 5s advance then 120 advances of 1s.
+fn ui_scenario() -> String {
+    let nodes: Vec<String> = (0..200)
+        .map(|i| format!(r#"{{"id":"node-{i:03}"}}"#))
+        .collect();
+    let groups: Vec<String> = (0..10)
+        .map(|g| format!(r#"{{"name":"g{g}","count":200}}"#))
+        .collect();
+    let mut script = vec![r#"{"action":"advance","by":"5s"}"#.to_string()];
+    script.extend((0..120).map(|_| r#"{"action":"advance","by":"1s"}"#.to_string()));
+    format!(
+        r#"{{"version":1,"name":"bench-200-nodes","nodes":[{}],"jobs":[{{"id":"bench","groups":[{}]}}],"script":[{}]}}"#,
+        nodes.join(","),
+        groups.join(","),
+        script.join(",")
+    )
+}
+
+/// One UI step at 200 nodes and 2,000 allocs: the core's step plus the
+/// view (what the browser bench measures before rendering), and the view
+/// alone, built from scratch and with the alloc views of the step before.
+fn bench_view(c: &mut Criterion) {
+    use nomad_playground::playground::{
+        Command, Playground, ViewCache, build_view, build_view_cached,
+    };
+    let json = ui_scenario();
+    let mut playground = Playground::load(&json, None).expect("scenario");
+    playground.apply(Command::Step);
+    let mut group = c.benchmark_group("ui");
+    group.sample_size(20);
+    group.bench_function("step_and_view_200_nodes_2000_allocs", |b| {
+        b.iter_batched(
+            || playground.clone(),
+            |mut playground| {
+                playground.apply(Command::Step);
+                playground
+            },
+            criterion::BatchSize::LargeInput,
+        )
+    });
+    let session = playground.session().clone();
+    group.bench_function("build_view_200_nodes_2000_allocs", |b| {
+        b.iter(|| build_view(&session))
+    });
+    let mut cache = ViewCache::default();
+    build_view_cached(&session, &mut cache);
+    group.bench_function("build_view_cached_200_nodes_2000_allocs", |b| {
+        b.iter(|| build_view_cached(&session, &mut cache))
     });
     group.finish();
 }

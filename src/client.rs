@@ -162,8 +162,9 @@ pub struct Client {
     pub last_heartbeat_ok: Option<Tick>,
     /// When the next heartbeat (or retry) is due, if scheduled.
     pub next_heartbeat: Option<Tick>,
-    /// Alloc runners by alloc ID.
-    pub runners: BTreeMap<String, AllocRunner>,
+    /// Alloc runners by alloc ID (shared between history checkpoints
+    /// until written).
+    pub runners: Arc<BTreeMap<String, AllocRunner>>,
     /// Updates waiting for `Node.UpdateAlloc`, by alloc ID.
     pub pending_updates: BTreeMap<String, AllocUpdate>,
     /// A `Node.UpdateAlloc` is in flight.
@@ -197,7 +198,7 @@ impl Client {
             ttl: 0,
             last_heartbeat_ok: if registered { Some(0) } else { None },
             next_heartbeat: None,
-            runners: BTreeMap::new(),
+            runners: Arc::new(BTreeMap::new()),
             pending_updates: BTreeMap::new(),
             update_in_flight: false,
             watch_in_flight: false,
@@ -564,7 +565,7 @@ impl Client {
             .map(|(id, _)| id.clone())
             .collect();
         for alloc in due {
-            if let Some(runner) = self.runners.get_mut(&alloc) {
+            if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&alloc) {
                 runner.finish(
                     tick_time(now),
                     ClientStatus::Complete,
@@ -594,7 +595,7 @@ impl Client {
             UserAction::UpdateAlloc(statuses) => {
                 if let Some(statuses) = statuses {
                     for (alloc, status) in statuses {
-                        if let Some(runner) = self.runners.get_mut(&alloc) {
+                        if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&alloc) {
                             runner.set_status(tick_time(now), status);
                         }
                         self.queue_update(now, &alloc, out);
@@ -603,7 +604,7 @@ impl Client {
                 self.send_updates(out);
             }
             UserAction::TaskFail(alloc, task) => {
-                if let Some(runner) = self.runners.get_mut(&alloc) {
+                if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&alloc) {
                     runner.task_done(tick_time(now), task.as_deref(), true);
                     out.push(ClientEffect::Trace(format!(
                         "{} {} task failed -> {}",
@@ -616,7 +617,7 @@ impl Client {
                 self.kick_waiters(now, out);
             }
             UserAction::TaskComplete(alloc, task) => {
-                if let Some(runner) = self.runners.get_mut(&alloc) {
+                if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&alloc) {
                     runner.task_done(tick_time(now), task.as_deref(), false);
                     out.push(ClientEffect::Trace(format!(
                         "{} {} task completed -> {}",
@@ -629,7 +630,7 @@ impl Client {
                 self.kick_waiters(now, out);
             }
             UserAction::TaskRestart(alloc, task) => {
-                if let Some(runner) = self.runners.get_mut(&alloc) {
+                if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&alloc) {
                     runner.restart(tick_time(now), task.as_deref());
                     out.push(ClientEffect::Trace(format!(
                         "{} {} task restarted",
@@ -655,7 +656,7 @@ impl Client {
             .cloned()
             .collect();
         for id in gone {
-            if let Some(runner) = self.runners.remove(&id) {
+            if let Some(runner) = Arc::make_mut(&mut self.runners).remove(&id) {
                 out.push(ClientEffect::Trace(format!(
                     "{} {} runner removed (no longer on the server)",
                     runner.alloc.name,
@@ -681,7 +682,7 @@ impl Client {
                             && alloc.server_terminal_status());
                     let id = alloc.id.clone();
                     if reconnect {
-                        if let Some(runner) = self.runners.get_mut(&id) {
+                        if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&id) {
                             runner.reconnect(now_time, alloc);
                             out.push(ClientEffect::Trace(format!(
                                 "{} {} reconnect: reports {}",
@@ -695,7 +696,7 @@ impl Client {
                     }
                     let stop = alloc.desired_status != DesiredStatus::Run;
                     let mut changed = false;
-                    if let Some(runner) = self.runners.get_mut(&id) {
+                    if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&id) {
                         runner.alloc = alloc;
                         if stop && !runner.client_status.is_terminal() {
                             runner.finish(
@@ -782,7 +783,7 @@ impl Client {
                 )
             }
         )));
-        self.runners.insert(id.clone(), runner);
+        Arc::make_mut(&mut self.runners).insert(id.clone(), runner);
         for watch in remote {
             out.push(ClientEffect::Send(Rpc::GetAlloc {
                 alloc_id: watch.query_id,
@@ -802,8 +803,26 @@ impl Client {
             .filter(|(_, runner)| runner.client_status.is_terminal())
             .map(|(id, _)| id.clone())
             .collect();
+        // Write only if something changes: the runners may be shared with a
+        // history checkpoint.
+        let changes = self.runners.values().any(|runner| {
+            let finished = |w: &PrevWatch| {
+                w.state == WatchState::Done
+                    || (w.state == WatchState::Local && terminal.contains(&w.watched))
+            };
+            runner
+                .watches
+                .iter()
+                .any(|w| w.state == WatchState::Local && terminal.contains(&w.watched))
+                || (runner.client_status == ClientStatus::Pending
+                    && !runner.start_scheduled
+                    && runner.watches.iter().all(finished))
+        });
+        if !changes {
+            return;
+        }
         let mut ready = Vec::new();
-        for (id, runner) in &mut self.runners {
+        for (id, runner) in Arc::make_mut(&mut self.runners).iter_mut() {
             for watch in &mut runner.watches {
                 if watch.state == WatchState::Local && terminal.contains(&watch.watched) {
                     watch.state = WatchState::Done;
@@ -830,7 +849,7 @@ impl Client {
     }
 
     fn try_start(&mut self, now: Tick, alloc: &str, out: &mut Vec<ClientEffect>) {
-        let Some(runner) = self.runners.get_mut(alloc) else {
+        let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(alloc) else {
             return;
         };
         if runner.client_status != ClientStatus::Pending
@@ -861,18 +880,31 @@ impl Client {
             ),
         };
         let mut retry = Vec::new();
-        for (id, runner) in &mut self.runners {
-            for watch in &mut runner.watches {
-                if watch.state != WatchState::Remote {
-                    continue;
+        let watching = |w: &PrevWatch| {
+            w.state == WatchState::Remote && watched_id.as_deref().is_none_or(|id| id == w.query_id)
+        };
+        if done {
+            // Write only if a watch finishes: the runners may be shared
+            // with a history checkpoint.
+            let finishes = self
+                .runners
+                .values()
+                .any(|runner| runner.watches.iter().any(watching));
+            if finishes {
+                for runner in Arc::make_mut(&mut self.runners).values_mut() {
+                    for watch in &mut runner.watches {
+                        if watching(watch) {
+                            watch.state = WatchState::Done;
+                        }
+                    }
                 }
-                if watched_id.as_deref().is_some_and(|w| w != watch.query_id) {
-                    continue;
-                }
-                if done {
-                    watch.state = WatchState::Done;
-                } else {
-                    retry.push(id.clone());
+            }
+        } else {
+            for (id, runner) in self.runners.iter() {
+                for watch in &runner.watches {
+                    if watching(watch) {
+                        retry.push(id.clone());
+                    }
                 }
             }
         }

@@ -107,6 +107,15 @@ pub struct ExploreConfig {
     pub horizon: Tick,
     /// Whether the client's loops may fire early.
     pub fire_loops: bool,
+    /// Prune only states that are identical, not also those equal up to
+    /// the renaming of generated IDs, Raft indexes and the RNG's position
+    /// (see [`fingerprint::fingerprint`]); much slower.
+    pub exact_states: bool,
+    /// Partial-order reduction: once the orders that start with a call of
+    /// one node were searched, the orders that make an independent move
+    /// first (a call or loop of another node, a reply to another node) and
+    /// that call next are not searched again (sleep sets).
+    pub reduce_orders: bool,
 }
 
 impl Default for ExploreConfig {
@@ -122,6 +131,8 @@ impl Default for ExploreConfig {
             max_delay: 1_000,
             horizon: 600_000,
             fire_loops: true,
+            exact_states: false,
+            reduce_orders: true,
         }
     }
 }
@@ -243,6 +254,9 @@ pub struct Progress {
     pub states: u64,
     /// Orders that broke an invariant so far.
     pub violating_orders: u64,
+    /// The size of the space in orders as far as known: exact once the
+    /// depth-first search finished, Knuth's estimate while sampling, else 0.
+    pub space_estimate: f64,
 }
 
 /// The shortest violating order found for one invariant.
@@ -369,13 +383,14 @@ struct PathState {
 }
 
 impl PathState {
-    fn fingerprint(&self) -> Fingerprint {
+    fn fingerprint(&self, exact: bool) -> Fingerprint {
         fingerprint(
             &self.sim,
             &PathKey {
                 phase: self.phase,
                 fired: &self.fired,
             },
+            !exact,
         )
     }
 }
@@ -394,12 +409,17 @@ struct Frame {
     next: usize,
     leaves: f64,
     fp: Fingerprint,
+    /// Choices whose orders were searched from an ancestor (sleep set).
+    sleep: Vec<Choice>,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Seen {
     depth: u32,
     leaves: f64,
+    /// The sleep set it was searched with: a later visit is pruned only if
+    /// it would search no more.
+    sleep: Vec<Choice>,
 }
 
 /// A search in progress.
@@ -622,7 +642,7 @@ impl Explorer {
             reports: BTreeMap::new(),
             config,
         };
-        let leaf = explorer.settle(&mut root);
+        let (leaf, choices) = explorer.forced(&mut root);
         explorer.root_actions.append(&mut root.applied);
         explorer.root = root.clone();
         if let Some(leaf) = leaf {
@@ -633,22 +653,23 @@ impl Explorer {
             explorer.space_size = 1.0;
             explorer.stage = Stage::Done;
         } else {
-            let fp = root.fingerprint();
+            let fp = root.fingerprint(explorer.config.exact_states);
             explorer.seen.insert(
                 fp,
                 Seen {
                     depth: 0,
                     leaves: 0.0,
+                    sleep: Vec::new(),
                 },
             );
             explorer.states = 1;
-            let choices = explorer.choices(&root);
             explorer.stack.push(Frame {
                 state: root,
                 choices,
                 next: 0,
                 leaves: 0.0,
                 fp,
+                sleep: Vec::new(),
             });
             if explorer.config.mode == SearchMode::Random {
                 explorer.stage = Stage::Sampling;
@@ -730,6 +751,7 @@ impl Explorer {
             },
             states: self.states,
             violating_orders: self.violating,
+            space_estimate: self.space_estimate(),
         }
     }
 
@@ -770,23 +792,44 @@ impl Explorer {
         let choice = top.choices[top.next].clone();
         top.next += 1;
         let last = self.stack.len() - 1;
-        let (child, leaf) = self.transition(&self.stack[last].state, &choice);
+        let parent = &self.stack[last];
+        let sleep: Vec<Choice> = if self.config.reduce_orders {
+            parent
+                .sleep
+                .iter()
+                .chain(&parent.choices[..parent.next - 1])
+                .filter(|s| sleeps_through(&parent.state.sim, s, &choice))
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let (child, leaf, choices) = self.transition(&parent.state, &choice);
         self.states += 1;
         if let Some(leaf) = leaf {
             self.stack_leaf(&child, &leaf);
             return;
         }
-        let fp = child.fingerprint();
-        if let Some(seen) = self.seen.get(&fp).copied()
+        let fp = child.fingerprint(self.config.exact_states);
+        if let Some(seen) = self.seen.get(&fp)
             && seen.depth <= child.depth
+            && seen.sleep.iter().all(|c| sleep.contains(c))
         {
             self.pruned += 1;
             self.duplicates += 1;
+            let leaves = seen.leaves;
             if let Some(parent) = self.stack.last_mut() {
-                parent.leaves += seen.leaves;
+                parent.leaves += leaves;
             }
             return;
         }
+        let all_asleep = !choices.is_empty() && choices.iter().all(|c| sleep.contains(c));
+        if all_asleep {
+            // Every move from here starts orders searched already.
+            self.pruned += 1;
+            return;
+        }
+        let choices: Vec<Choice> = choices.into_iter().filter(|c| !sleep.contains(c)).collect();
         if self.seen.contains_key(&fp) {
             self.duplicates += 1;
         }
@@ -795,9 +838,9 @@ impl Explorer {
             Seen {
                 depth: child.depth,
                 leaves: 0.0,
+                sleep: sleep.clone(),
             },
         );
-        let choices = self.choices(&child);
         if choices.is_empty() {
             // Nothing can happen any more: the order ends unsettled.
             if let Some(seen) = self.seen.get_mut(&fp) {
@@ -812,6 +855,7 @@ impl Explorer {
             next: 0,
             leaves: 0.0,
             fp,
+            sleep,
         });
     }
 
@@ -853,23 +897,24 @@ impl Explorer {
         let mut path: Vec<Action> = Vec::new();
         let mut state = self.root.clone();
         let mut product = 1.0_f64;
+        let mut choices = self.choices(&state);
         loop {
-            let choices = self.choices(&state);
             if choices.is_empty() {
                 self.record_leaf(&path, &state, &Leaf::Unsettled);
                 break;
             }
             product *= choices.len() as f64;
             let pick = self.rng.below(choices.len() as u64) as usize;
-            let (child, leaf) = self.transition(&state, &choices[pick]);
+            let (child, leaf, next) = self.transition(&state, &choices[pick]);
             self.states += 1;
-            let fp = child.fingerprint();
+            let fp = child.fingerprint(self.config.exact_states);
             match self.seen.entry(fp) {
                 std::collections::btree_map::Entry::Occupied(_) => self.duplicates += 1,
                 std::collections::btree_map::Entry::Vacant(slot) => {
                     slot.insert(Seen {
                         depth: child.depth,
                         leaves: 0.0,
+                        sleep: Vec::new(),
                     });
                 }
             }
@@ -879,6 +924,7 @@ impl Explorer {
                 break;
             }
             state = child;
+            choices = next;
         }
         self.walks += 1;
         self.knuth_sum += product;
@@ -979,8 +1025,13 @@ impl Explorer {
         }
     }
 
-    /// Applies one choice to a copy of `parent`.
-    fn transition(&self, parent: &PathState, choice: &Choice) -> (PathState, Option<Leaf>) {
+    /// Applies one choice to a copy of `parent`; returns the new state, the
+    /// leaf it ends in if any, else the choices it offers.
+    fn transition(
+        &self,
+        parent: &PathState,
+        choice: &Choice,
+    ) -> (PathState, Option<Leaf>, Vec<Choice>) {
         let mut state = parent.clone();
         let action = choice.action();
         if let Choice::FireLoop { node, client_loop } = choice {
@@ -990,8 +1041,34 @@ impl Explorer {
         let _ = state.sim.apply(&action);
         state.sim.take_trace();
         state.applied = vec![action];
-        let leaf = self.settle(&mut state);
-        (state, leaf)
+        let (leaf, choices) = self.forced(&mut state);
+        (state, leaf, choices)
+    }
+
+    /// Settles `state` and, while the next timed event is the only thing
+    /// that can happen, lets it happen without making it a choice point
+    /// (no copy of the world, no fingerprint). Returns the leaf the order
+    /// ends in, else the choices.
+    fn forced(&self, state: &mut PathState) -> (Option<Leaf>, Vec<Choice>) {
+        // Bounds a run of same-tick events that never settles.
+        const MAX_FORCED: u32 = 100_000;
+        let mut forced = 0;
+        loop {
+            if let Some(leaf) = self.settle(state) {
+                return (Some(leaf), Vec::new());
+            }
+            let choices = self.choices(state);
+            if choices != [Choice::Step] {
+                return (None, choices);
+            }
+            forced += 1;
+            if forced > MAX_FORCED {
+                return (Some(Leaf::Unsettled), Vec::new());
+            }
+            let _ = state.sim.apply(&Action::Step {});
+            state.sim.take_trace();
+            state.applied.push(Action::Step {});
+        }
     }
 
     /// Checks the invariants; at idle, moves to the next phase (or ends the
@@ -1199,15 +1276,19 @@ impl Explorer {
         choices
     }
 
-    /// The result so far (final once [`Explorer::is_done`]).
-    pub fn result(&self) -> ExploreResult {
-        let space_size = if self.exhaustive {
+    fn space_estimate(&self) -> f64 {
+        if self.exhaustive {
             self.space_size
         } else if self.walks > 0 {
             self.knuth_sum / self.walks as f64
         } else {
             0.0
-        };
+        }
+    }
+
+    /// The result so far (final once [`Explorer::is_done`]).
+    pub fn result(&self) -> ExploreResult {
+        let space_size = self.space_estimate();
         ExploreResult {
             scenario: self.scenario.name.clone(),
             profile: self.profile.name.clone(),
@@ -1244,6 +1325,33 @@ impl Explorer {
                 })
                 .collect(),
         }
+    }
+}
+
+/// Whether `sleeping` (a choice whose orders were searched) stays asleep
+/// after `taken` in `sim`: the two are independent moves, so taking
+/// `sleeping` after `taken` only reorders an order searched already. A
+/// call or loop of one node is independent of a call or loop of another
+/// node, and of a reply or client timer of another node; the eval broker,
+/// the scheduler and server timers touch everyone. (Two calls of different
+/// nodes give the same world in either order up to generated IDs, indexes
+/// and timer jitter, the renaming the canonical fingerprints ignore.)
+fn sleeps_through(sim: &Sim, sleeping: &Choice, taken: &Choice) -> bool {
+    let (Choice::Deliver { node, .. } | Choice::FireLoop { node, .. }) = sleeping else {
+        return false;
+    };
+    match taken {
+        Choice::Deliver { node: other, .. } | Choice::FireLoop { node: other, .. } => other != node,
+        Choice::Step => match sim.queue.iter().next() {
+            Some((
+                _,
+                Event::Reply { node: other, .. }
+                | Event::Fail { node: other, .. }
+                | Event::Client { node: other, .. },
+            )) => other != node,
+            _ => false,
+        },
+        Choice::ProcessEval { .. } => false,
     }
 }
 

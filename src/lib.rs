@@ -12,6 +12,9 @@ pub mod playground;
 pub mod reconciler;
 pub mod view;
 
+pub mod compare;
+pub mod script_view;
+
 pub mod client;
 pub mod explore;
 pub mod profile;

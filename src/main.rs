@@ -11,6 +11,7 @@
 //! each allocation went where it went.
 
 use nomad_playground::fixture::{Fixture, FixtureInput, parse_fixture};
+use nomad_playground::reconciler::node::{NodeDecision, explain_fixture};
 use nomad_playground::reconciler::reasons::AllocDecision;
 use nomad_playground::reconciler::rules::ReconcilerRules;
 use std::process::ExitCode;
@@ -155,34 +156,58 @@ fn explain(fixture: &Fixture) -> String {
             let result = input.run(ReconcilerRules::default());
             explain_table(&result.decisions)
         }
-        FixtureInput::Node(_) => {
-            let result = fixture.run();
-            format!(
-                "kind node: no per-alloc reasons table yet; result:\n{}\n",
-                serde_json::to_string_pretty(&result).unwrap_or_default()
-            )
-        }
+        FixtureInput::Node(input) => node_explain_table(&explain_fixture(input)),
     }
 }
 
-fn explain_table(decisions: &[AllocDecision]) -> String {
-    let header = ["ALLOC", "NAME", "NODE", "CLIENT", "SET", "RULE", "DECISION"];
+const EXPLAIN_HEADER: [&str; 7] = ["ALLOC", "NAME", "NODE", "CLIENT", "SET", "RULE", "DECISION"];
+
+/// The reasons table of a node reconciler run; `-` where an entry has no
+/// alloc (a placement).
+fn node_explain_table(decisions: &[NodeDecision]) -> String {
+    let dash = || "-".to_string();
     let rows: Vec<[String; 7]> = decisions
         .iter()
         .map(|d| {
             [
-                d.alloc_id.clone(),
+                d.alloc_id.clone().unwrap_or_else(dash),
                 d.name.clone(),
                 d.node_id.clone(),
-                d.client_status.clone(),
+                d.client_status
+                    .as_ref()
+                    .map_or_else(dash, |c| c.as_str().to_string()),
+                d.set.map_or_else(dash, |s| s.as_str().to_string()),
+                d.rule.describe().to_string(),
+                d.decision.clone(),
+            ]
+        })
+        .collect();
+    table(&rows)
+}
+
+fn explain_table(decisions: &[AllocDecision]) -> String {
+    let rows: Vec<[String; 7]> = decisions
+        .iter()
+        .map(|d| {
+            [
+                d.alloc_id().to_string(),
+                d.name().to_string(),
+                d.node_id().to_string(),
+                d.client_status().as_str().to_string(),
                 d.set.as_str().to_string(),
                 d.rule.describe().to_string(),
                 d.decision.describe(),
             ]
         })
         .collect();
+    table(&rows)
+}
+
+/// Aligned columns under [`EXPLAIN_HEADER`].
+fn table(rows: &[[String; 7]]) -> String {
+    let header = EXPLAIN_HEADER;
     let mut widths = header.map(str::len);
-    for row in &rows {
+    for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
@@ -199,7 +224,7 @@ fn explain_table(decisions: &[AllocDecision]) -> String {
         s.trim_end().to_string() + "\n"
     };
     let mut out = line(&header.map(str::to_string));
-    for row in &rows {
+    for row in rows {
         out.push_str(&line(row));
     }
     out

@@ -3,14 +3,18 @@
 //! view model of the current step. The UI never reaches past it, so
 //! everything it shows is computed here, natively testable.
 
+use crate::model::Allocation;
 use crate::scenario::format::Action;
-use crate::sim::history::{Session, SessionError};
+use crate::server::{EvalRecord, time_tick};
+use crate::sim::Sim;
+use crate::sim::history::{ScriptEdit, Session, SessionError};
 use crate::sim::trace::{TraceEntry, TraceEvent, short};
-use crate::sim::{AllocSnapshot, Snapshot};
 use crate::view::{
     AllocView, CallView, DecisionView, EvalView, JobView, NodeView, PlaygroundView, SeqEventView,
 };
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// A built-in scenario: its file name (without `.json`) and its JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +80,10 @@ pub enum Command {
     SetProfile(String),
     /// Apply any script action at the current step (in the past, this forks a branch).
     Act(Action),
+    /// Edit the action log (an edit before the current step forks a branch).
+    EditScript(ScriptEdit),
+    /// Make branch N the current log (the current one takes its place).
+    SwitchBranch(usize),
 }
 
 /// The playground: a session and the view of its current step.
@@ -83,6 +91,8 @@ pub enum Command {
 pub struct Playground {
     session: Session,
     view: PlaygroundView,
+    /// Alloc views of earlier steps, reused while their alloc is unchanged.
+    cache: ViewCache,
     /// The last command's error, shown to the user.
     error: Option<String>,
 }
@@ -106,6 +116,26 @@ impl Playground {
         let mut playground = Playground {
             session,
             view: PlaygroundView::default(),
+            cache: ViewCache::default(),
+            error: None,
+        };
+        playground.refresh();
+        Ok(playground)
+    }
+
+    /// Opens a parsed scenario (a share link's three parts) under `profile`
+    /// (default: the scenario's own) at step `step`, building the view once.
+    pub fn open(
+        scenario: crate::scenario::format::Scenario,
+        profile: Option<&str>,
+        step: usize,
+    ) -> Result<Self, SessionError> {
+        let mut session = Session::new(scenario, profile)?;
+        session.jump(step);
+        let mut playground = Playground {
+            session,
+            view: PlaygroundView::default(),
+            cache: ViewCache::default(),
             error: None,
         };
         playground.refresh();
@@ -150,6 +180,16 @@ impl Playground {
                 }
             }
             Command::Act(action) => self.session.apply(action),
+            Command::EditScript(edit) => {
+                if let Err(err) = self.session.edit_script(edit) {
+                    self.error = Some(err.to_string());
+                }
+            }
+            Command::SwitchBranch(index) => {
+                if let Err(err) = self.session.switch_branch(index) {
+                    self.error = Some(err.to_string());
+                }
+            }
         }
         self.refresh();
     }
@@ -164,8 +204,51 @@ impl Playground {
         crate::sim::trace::trace_text(&self.session.trace())
     }
 
+    /// The same scenario and action log under another profile, at the same
+    /// step (the B side of compare mode).
+    pub fn with_profile(&self, profile: &str) -> Result<Playground, SessionError> {
+        let mut scenario = self.session.scenario().clone();
+        scenario.script = self.session.actions().to_vec();
+        let mut session = Session::new(scenario, Some(profile))?;
+        session.jump(self.session.cursor());
+        let mut playground = Playground {
+            session,
+            view: PlaygroundView::default(),
+            cache: ViewCache::default(),
+            error: None,
+        };
+        playground.refresh();
+        Ok(playground)
+    }
+
+    /// Replays `leader`'s action log up to its step (compare mode: B follows A).
+    pub fn follow(&mut self, leader: &Playground) {
+        self.error = crate::compare::follow_session(&leader.session, &mut self.session)
+            .err()
+            .map(|err| err.to_string());
+        self.refresh();
+    }
+
+    /// What differs between this run (A) and `other` (B) at the current step.
+    pub fn compare(&self, other: &Playground) -> crate::compare::ViewDiff {
+        let mut diff = crate::compare::diff_views(&self.view, &other.view);
+        diff.first_difference =
+            crate::compare::first_trace_difference(&self.session, &other.session);
+        diff
+    }
+
+    /// The script editor's view of the action log and branches.
+    pub fn script(&self) -> crate::script_view::ScriptView {
+        crate::script_view::script_view(&self.session)
+    }
+
+    /// One sentence saying what the current step did (for a live region).
+    pub fn narration(&self) -> String {
+        crate::script_view::narrate(&self.session)
+    }
+
     fn refresh(&mut self) {
-        self.view = build_view(&self.session);
+        self.view = build_view_cached(&self.session, &mut self.cache);
     }
 }
 
@@ -177,9 +260,27 @@ fn opt(id: &str) -> Option<String> {
     (!id.is_empty()).then(|| id.to_string())
 }
 
+/// Alloc views built at earlier steps, by alloc ID, each with the stored
+/// alloc it was built from: an alloc the state store has not rewritten
+/// since (the same `Arc`) keeps its view, so a step builds views only for
+/// the allocs it changed, and the UI sees the unchanged ones as the same
+/// `Arc` (its equality checks stop at the pointer).
+#[derive(Debug, Clone, Default)]
+pub struct ViewCache {
+    allocs: BTreeMap<String, (Arc<Allocation>, Arc<AllocView>)>,
+    /// Eval views by eval ID, with the stored record they were built from
+    /// (a processed or changed eval is a new record).
+    evals: BTreeMap<String, (Arc<EvalRecord>, EvalView)>,
+}
+
 /// Builds the whole view of a session's current step.
 pub fn build_view(session: &Session) -> PlaygroundView {
-    let snapshot = session.snapshot();
+    build_view_cached(session, &mut ViewCache::default())
+}
+
+/// [`build_view`], reusing (and updating) the alloc views of `cache`.
+pub fn build_view_cached(session: &Session, cache: &mut ViewCache) -> PlaygroundView {
+    let sim = session.sim();
     // Borrow the entries: the trace grows with every step, so nothing here may copy or format
     // all of it (only the windows below are formatted).
     let entries: Vec<&TraceEntry> = session
@@ -193,22 +294,22 @@ pub fn build_view(session: &Session) -> PlaygroundView {
         .into_iter()
         .map(str::to_string)
         .collect();
-    if !profiles.contains(&snapshot.profile) {
-        profiles.push(snapshot.profile.clone());
+    if !profiles.contains(&sim.profile.name) {
+        profiles.push(sim.profile.name.clone());
     }
     PlaygroundView {
         scenario: scenario.name.clone(),
-        profile: snapshot.profile.clone(),
+        profile: sim.profile.name.clone(),
         profiles,
-        time: time_label(snapshot.tick),
+        time: time_label(sim.tick),
         step: session.cursor(),
         steps_total: session.actions().len(),
-        can_step: session.cursor() < session.actions().len() || snapshot.next_event.is_some(),
-        nodes: node_views(&snapshot),
+        can_step: session.cursor() < session.actions().len() || sim.queue.peek_tick().is_some(),
+        nodes: node_views(sim, cache),
         jobs: job_views(session),
-        evals: eval_views(session, &snapshot, &entries),
-        calls: call_views(&snapshot),
-        sequence: sequence(&entries, &snapshot),
+        evals: eval_views(sim, &entries, cache),
+        calls: call_views(sim),
+        sequence: sequence(&entries, sim),
         trace: entries[trace_from..]
             .iter()
             .map(|entry| entry.line())
@@ -228,28 +329,28 @@ pub fn build_view(session: &Session) -> PlaygroundView {
     }
 }
 
-fn alloc_view(alloc: &AllocSnapshot) -> AllocView {
+fn alloc_view(alloc: &Allocation) -> AllocView {
     AllocView {
         id: alloc.id.clone(),
         short_id: short(&alloc.id).to_string(),
         name: alloc.name.clone(),
-        name_index: alloc.name_index,
-        node_id: alloc.node.clone(),
-        client_status: alloc.client_status.clone(),
-        desired_status: alloc.desired_status.clone(),
-        job_version: alloc.job_version,
+        name_index: alloc.name_index(),
+        node_id: alloc.node_id.clone(),
+        client_status: alloc.client_status.as_str().to_string(),
+        desired_status: alloc.desired_status.as_str().to_string(),
+        job_version: alloc.job_version(),
         alloc_states: alloc
             .alloc_states
             .iter()
-            .map(|(value, tick)| (value.clone(), time_label(*tick)))
+            .map(|state| (state.value.clone(), time_label(time_tick(state.time))))
             .collect(),
-        previous: opt(&alloc.previous),
-        next: opt(&alloc.next),
-        followup_eval: opt(&alloc.followup_eval),
+        previous: opt(&alloc.previous_allocation),
+        next: opt(&alloc.next_allocation),
+        followup_eval: opt(&alloc.followup_eval_id),
         tasks: alloc
             .task_states
             .iter()
-            .map(|(task, state)| (task.clone(), state.clone(), 0))
+            .map(|(task, state)| (task.clone(), state.state.clone(), 0))
             .collect(),
     }
 }
@@ -278,37 +379,102 @@ fn job_views(session: &Session) -> Vec<JobView> {
         .collect()
 }
 
-fn node_views(snapshot: &Snapshot) -> Vec<NodeView> {
-    // Group the allocations by node in one pass (allocs are in ID order, so each node's stay so).
-    let mut allocs_by_node: std::collections::BTreeMap<&str, Vec<AllocView>> =
-        std::collections::BTreeMap::new();
-    for alloc in &snapshot.allocs {
-        allocs_by_node
-            .entry(alloc.node.as_str())
-            .or_default()
-            .push(alloc_view(alloc));
-    }
-    snapshot
-        .nodes
+fn node_views(sim: &Sim, cache: &mut ViewCache) -> Vec<NodeView> {
+    let state = &sim.server.state;
+    let mut fresh = BTreeMap::new();
+    let nodes = sim
+        .clients
         .iter()
-        .map(|node| NodeView {
-            id: node.id.clone(),
-            name: node.name.clone(),
-            status: node.status.clone(),
-            link_up: node.link_up,
-            ttl_left_ms: node
-                .ttl_deadline
-                .map(|deadline| deadline.saturating_sub(snapshot.tick)),
-            eligible: node.eligible,
-            draining: node.draining,
-            allocs: allocs_by_node.remove(node.id.as_str()).unwrap_or_default(),
+        .map(|(id, client)| {
+            let record = state.nodes.get(id);
+            let link = sim.net.link(id);
+            // The store's per-node index holds the same allocs as the alloc table, in ID order.
+            let allocs = state
+                .allocs_by_node
+                .get(id)
+                .into_iter()
+                .flat_map(|allocs| allocs.values())
+                .map(|alloc| {
+                    let view = match cache.allocs.remove(&alloc.id) {
+                        Some((built_from, view)) if Arc::ptr_eq(&built_from, alloc) => view,
+                        _ => Arc::new(alloc_view(alloc)),
+                    };
+                    fresh.insert(alloc.id.clone(), (Arc::clone(alloc), Arc::clone(&view)));
+                    view
+                })
+                .collect();
+            NodeView {
+                id: id.clone(),
+                name: client.record.node.name.clone(),
+                status: record
+                    .map_or("unregistered", |r| r.node.status.as_str())
+                    .to_string(),
+                link_up: link.up,
+                ttl_left_ms: state
+                    .heartbeat_timers
+                    .get(id)
+                    .map(|deadline| deadline.saturating_sub(sim.tick)),
+                eligible: record.is_some_and(|r| {
+                    r.node.scheduling_eligibility == crate::model::SchedulingEligibility::Eligible
+                }),
+                draining: record.is_some_and(|r| r.node.draining()),
+                allocs,
+            }
         })
-        .collect()
+        .collect();
+    // Allocs gone from the store (garbage-collected) leave the cache.
+    cache.allocs = fresh;
+    nodes
 }
 
-fn eval_views(session: &Session, snapshot: &Snapshot, entries: &[&TraceEntry]) -> Vec<EvalView> {
+fn eval_views(sim: &Sim, entries: &[&TraceEntry], cache: &mut ViewCache) -> Vec<EvalView> {
+    let state = &sim.server.state;
+    let mut fresh = BTreeMap::new();
+    let mut views = Vec::with_capacity(state.eval_order.len());
+    let mut missed = Vec::new();
+    for record in state.eval_order.iter().filter_map(|id| state.evals.get(id)) {
+        match cache.evals.remove(&record.eval.id) {
+            Some((built_from, mut view)) if Arc::ptr_eq(&built_from, record) => {
+                // The decisions name the node of each alloc, which is gone
+                // once the alloc is garbage-collected.
+                for decision in &mut view.decisions {
+                    let node = state.allocs.get(&decision.alloc_id).map(|a| &a.node_id);
+                    if node.map_or(!decision.node_id.is_empty(), |node| {
+                        *node != decision.node_id
+                    }) {
+                        decision.node_id = node.cloned().unwrap_or_default();
+                    }
+                }
+                fresh.insert(record.eval.id.clone(), (Arc::clone(record), view.clone()));
+                views.push(Some(view));
+            }
+            _ => {
+                missed.push((views.len(), record));
+                views.push(None);
+            }
+        }
+    }
+    if !missed.is_empty() {
+        let built = build_eval_views(sim, entries, missed.iter().map(|(_, record)| *record));
+        for ((position, record), view) in missed.iter().zip(built) {
+            fresh.insert(record.eval.id.clone(), (Arc::clone(record), view.clone()));
+            views[*position] = Some(view);
+        }
+    }
+    cache.evals = fresh;
+    views.into_iter().flatten().collect()
+}
+
+/// The views of some evals, from the state and the last processing of each
+/// in the trace.
+fn build_eval_views<'a>(
+    sim: &Sim,
+    entries: &[&TraceEntry],
+    records: impl Iterator<Item = &'a Arc<EvalRecord>>,
+) -> Vec<EvalView> {
+    let state = &sim.server.state;
     // The last processing of each eval, found in one pass over the trace.
-    let mut processed_by_eval = std::collections::BTreeMap::new();
+    let mut processed_by_eval = BTreeMap::new();
     for entry in entries {
         if let TraceEvent::EvalProcessed {
             eval,
@@ -321,10 +487,9 @@ fn eval_views(session: &Session, snapshot: &Snapshot, entries: &[&TraceEntry]) -
             processed_by_eval.insert(eval.as_str(), (desired_tg_updates, reasons, plan));
         }
     }
-    snapshot
-        .evals
-        .iter()
-        .map(|eval| {
+    records
+        .map(|record| {
+            let eval = &record.eval;
             let processed = processed_by_eval.get(eval.id.as_str()).copied();
             let (desired_tg_updates, decisions) = match processed {
                 Some((updates, reasons, plan)) => (
@@ -368,11 +533,10 @@ fn eval_views(session: &Session, snapshot: &Snapshot, entries: &[&TraceEntry]) -
                             DecisionView {
                                 alloc_id: reason.alloc.clone(),
                                 alloc_name: reason.name.clone(),
-                                node_id: snapshot
+                                node_id: state
                                     .allocs
-                                    .iter()
-                                    .find(|a| a.id == reason.alloc)
-                                    .map(|a| a.node.clone())
+                                    .get(&reason.alloc)
+                                    .map(|a| a.node_id.clone())
                                     .unwrap_or_default(),
                                 set: reason.set.clone(),
                                 why: reason.reason.clone(),
@@ -390,18 +554,12 @@ fn eval_views(session: &Session, snapshot: &Snapshot, entries: &[&TraceEntry]) -
             EvalView {
                 id: eval.id.clone(),
                 short_id: short(&eval.id).to_string(),
-                job_id: eval.job.clone(),
-                node_id: opt(&eval.node),
-                triggered_by: eval.trigger.clone(),
-                status: eval.status.clone(),
-                priority: session
-                    .sim()
-                    .server
-                    .state
-                    .evals
-                    .get(&eval.id)
-                    .map_or(0, |record| u32::try_from(record.eval.priority).unwrap_or(0)),
-                wait_until: eval.wait_until.map(time_label),
+                job_id: eval.job_id.clone(),
+                node_id: opt(&eval.node_id),
+                triggered_by: eval.triggered_by.clone(),
+                status: eval.status.as_str().to_string(),
+                priority: u32::try_from(eval.priority).unwrap_or(0),
+                wait_until: record.wait_until.map(time_label),
                 desired_tg_updates,
                 decisions,
             }
@@ -409,33 +567,38 @@ fn eval_views(session: &Session, snapshot: &Snapshot, entries: &[&TraceEntry]) -
         .collect()
 }
 
-fn call_views(snapshot: &Snapshot) -> Vec<CallView> {
-    snapshot
-        .calls
+fn call_views(sim: &Sim) -> Vec<CallView> {
+    sim.net
+        .pending
         .iter()
         .flat_map(|(node, calls)| {
-            calls.iter().map(move |call| CallView {
-                id: format!("{}#{}", call.code.to_ascii_lowercase(), call.id),
-                call: call.id.to_string(),
-                node_id: node.clone(),
-                code: call.code.clone(),
-                rpc: call.rpc.clone(),
-                detail: format!("sent {}", time_label(call.sent_at)),
-                fate: if call.held { "held" } else { "in-flight" }.to_string(),
+            calls.iter().map(move |call| {
+                let code = call.rpc.code();
+                CallView {
+                    id: format!("{}#{}", code.to_ascii_lowercase(), call.id),
+                    call: call.id.to_string(),
+                    node_id: node.clone(),
+                    code: code.to_string(),
+                    rpc: call.rpc.name().to_string(),
+                    detail: format!("sent {}", time_label(call.sent_at)),
+                    fate: if call.held { "held" } else { "in-flight" }.to_string(),
+                }
             })
         })
         .collect()
 }
 
 /// The arrows and notes of the sequence diagram, one per interesting trace entry.
-fn sequence(entries: &[&TraceEntry], snapshot: &Snapshot) -> Vec<SeqEventView> {
-    let lane = |node: &str| {
-        snapshot
-            .nodes
-            .iter()
-            .find(|n| n.id == node || n.name == node)
-            .map_or_else(|| node.to_string(), |n| n.id.clone())
-    };
+fn sequence(entries: &[&TraceEntry], sim: &Sim) -> Vec<SeqEventView> {
+    // A node's lane: the first node in ID order whose ID or name is the reference.
+    let mut lanes: BTreeMap<&str, &str> = BTreeMap::new();
+    for (id, client) in &sim.clients {
+        lanes.entry(id.as_str()).or_insert(id.as_str());
+        lanes
+            .entry(client.record.node.name.as_str())
+            .or_insert(id.as_str());
+    }
+    let lane = |node: &str| lanes.get(node).copied().unwrap_or(node).to_string();
     let mut events: Vec<SeqEventView> = entries
         .iter()
         .rev()

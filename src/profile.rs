@@ -214,7 +214,7 @@ pub const PROFILES: &[(&str, &str)] = &[
     ),
     (
         "1.11.2",
-        "#27053 replace=true follows reschedule policy; LastUnknown semantics",
+        "#27053 replace=true follows reschedule policy; LastUnknown semantics; unknown allocs reconnect",
     ),
     (
         "2.0.0",

@@ -2,14 +2,16 @@
 //! version 1, described in `docs/scenario-format.md`).
 //!
 //! [`parse`] reads and validates a scenario: structural errors come with
-//! the JSON path (`serde_path_to_error`), references (nodes, jobs,
+//! the JSON path ([`json_path`]), references (nodes, jobs,
 //! profiles) are checked, and nothing panics on user input. [`print`]
 //! writes it back; a scenario in canonical form round-trips unchanged.
 
+pub mod action_de;
 pub mod assert;
 pub mod cli;
 pub mod duration;
 pub mod format;
+pub mod json_path;
 
 use format::{Action, Check, FORMAT_VERSION, Scenario};
 use std::collections::BTreeSet;
@@ -74,13 +76,25 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
             });
         }
     }
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let scenario: Scenario = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
+    let scenario: Scenario = serde_json::from_str(text).map_err(|inner| {
+        let (line, column) = (inner.line(), inner.column());
+        let mut path = json_path::path_at(text, line, column);
+        let mut message = inner.to_string();
+        // A hand-read action raises its error after reading the whole action
+        // and names the field the error is about.
+        if let Some((field, rest)) = action_de::split_field_error(&message) {
+            let element = json_path::path_of_element_before(text, line, column);
+            path = match (element.as_str(), field) {
+                (".", "") => ".".to_string(),
+                (".", field) => field.to_string(),
+                (element, "") => element.to_string(),
+                (element, field) => format!("{element}.{field}"),
+            };
+            message = rest.to_string();
+        }
         ScenarioError::Parse {
             path,
-            message: inner.to_string(),
+            message,
             line: inner.line(),
             column: inner.column(),
         }

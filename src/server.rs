@@ -22,6 +22,7 @@ pub mod scheduler;
 use crate::model::{Allocation, Deployment, DesiredUpdates, Evaluation, Job, Node, Time};
 use crate::profile::Rules;
 use crate::scenario::format::{AgentSettings, JobSpec};
+use crate::sim::chunk_map::ChunkMap;
 use crate::sim::net::CallId;
 use crate::sim::queue::Tick;
 use crate::sim::rng::Rng;
@@ -155,19 +156,20 @@ pub struct ServerState {
     /// The Raft index (bumped on every write).
     pub index: u64,
     /// Nodes by ID.
-    pub nodes: BTreeMap<String, NodeRecord>,
+    pub nodes: ChunkMap<String, NodeRecord>,
     /// Jobs by ID.
     pub jobs: BTreeMap<String, JobRecord>,
     /// Allocs by ID.
-    pub allocs: BTreeMap<String, Arc<Allocation>>,
-    /// Allocs by node ID, then alloc ID (shares the `Arc`s of `allocs`).
-    pub allocs_by_node: BTreeMap<String, BTreeMap<String, Arc<Allocation>>>,
-    /// Allocs by job ID, then alloc ID (shares the `Arc`s of `allocs`).
-    pub allocs_by_job: BTreeMap<String, BTreeMap<String, Arc<Allocation>>>,
+    pub allocs: ChunkMap<String, Arc<Allocation>>,
+    /// Allocs by node ID, then alloc ID (shares the `Arc`s of `allocs`;
+    /// each node's map is shared between history checkpoints until written).
+    pub allocs_by_node: BTreeMap<String, Arc<BTreeMap<String, Arc<Allocation>>>>,
+    /// Allocs by job ID, then alloc ID (as `allocs_by_node`).
+    pub allocs_by_job: BTreeMap<String, Arc<BTreeMap<String, Arc<Allocation>>>>,
     /// Alloc IDs by name, in creation order.
-    pub allocs_by_name: BTreeMap<String, Vec<String>>,
-    /// Evals by ID.
-    pub evals: BTreeMap<String, EvalRecord>,
+    pub allocs_by_name: ChunkMap<String, Vec<String>>,
+    /// Evals by ID (each shared between history checkpoints until written).
+    pub evals: ChunkMap<String, Arc<EvalRecord>>,
     /// Eval IDs in creation order.
     pub eval_order: Vec<String>,
     /// Deployments by ID.
@@ -182,6 +184,10 @@ pub struct ServerState {
     pub group_counts: BTreeMap<String, BTreeMap<String, u64>>,
     /// Counter for generated IDs.
     pub next_id: u64,
+    /// Alloc writes and removals so far: equal counts mean the same allocs
+    /// (the invariant checker skips unchanged states by it).
+    #[serde(default)]
+    pub alloc_writes: u64,
 }
 
 /// One leader.
@@ -305,13 +311,13 @@ impl Server {
             id_seed,
             state: ServerState {
                 index: 1,
-                nodes: BTreeMap::new(),
+                nodes: ChunkMap::new(),
                 jobs: BTreeMap::new(),
-                allocs: BTreeMap::new(),
+                allocs: ChunkMap::new(),
                 allocs_by_node: BTreeMap::new(),
                 allocs_by_job: BTreeMap::new(),
-                allocs_by_name: BTreeMap::new(),
-                evals: BTreeMap::new(),
+                allocs_by_name: ChunkMap::new(),
+                evals: ChunkMap::new(),
                 eval_order: Vec::new(),
                 deployments: BTreeMap::new(),
                 broker: Broker::default(),
@@ -319,6 +325,7 @@ impl Server {
                 node_usage: BTreeMap::new(),
                 group_counts: BTreeMap::new(),
                 next_id: 0,
+                alloc_writes: 0,
             },
         }
     }
@@ -423,6 +430,7 @@ impl Server {
 
     /// Writes an alloc (insert or replace), keeping the indexes.
     pub fn put_alloc(&mut self, alloc: Allocation) {
+        self.state.alloc_writes += 1;
         if let Some(old) = self.state.allocs.get(&alloc.id).cloned() {
             self.account(&old, -1);
         }
@@ -431,21 +439,24 @@ impl Server {
         if !self.state.allocs.contains_key(&id) {
             self.state
                 .allocs_by_name
-                .entry(alloc.name.clone())
-                .or_default()
+                .get_or_insert_with(alloc.name.clone(), Vec::new)
                 .push(id.clone());
         }
         let alloc = Arc::new(alloc);
-        self.state
-            .allocs_by_node
-            .entry(alloc.node_id.clone())
-            .or_default()
-            .insert(id.clone(), Arc::clone(&alloc));
-        self.state
-            .allocs_by_job
-            .entry(alloc.job_id.clone())
-            .or_default()
-            .insert(id.clone(), Arc::clone(&alloc));
+        Arc::make_mut(
+            self.state
+                .allocs_by_node
+                .entry(alloc.node_id.clone())
+                .or_default(),
+        )
+        .insert(id.clone(), Arc::clone(&alloc));
+        Arc::make_mut(
+            self.state
+                .allocs_by_job
+                .entry(alloc.job_id.clone())
+                .or_default(),
+        )
+        .insert(id.clone(), Arc::clone(&alloc));
         self.state.allocs.insert(id, alloc);
     }
 
@@ -466,13 +477,14 @@ impl Server {
             .collect();
         let mut nodes = BTreeSet::new();
         for alloc in doomed {
+            self.state.alloc_writes += 1;
             self.account(&alloc, -1);
             self.state.allocs.remove(&alloc.id);
             if let Some(allocs) = self.state.allocs_by_node.get_mut(&alloc.node_id) {
-                allocs.remove(&alloc.id);
+                Arc::make_mut(allocs).remove(&alloc.id);
             }
             if let Some(allocs) = self.state.allocs_by_job.get_mut(&alloc.job_id) {
-                allocs.remove(&alloc.id);
+                Arc::make_mut(allocs).remove(&alloc.id);
             }
             out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
                 alloc: alloc.id.clone(),
@@ -585,13 +597,13 @@ impl Server {
         let priority = eval.priority;
         self.state.evals.insert(
             id.clone(),
-            EvalRecord {
+            Arc::new(EvalRecord {
                 eval,
                 created_tick: now,
                 wait_until,
                 seq,
                 outcome: None,
-            },
+            }),
         );
         self.state.eval_order.push(id.clone());
         if blocked {
@@ -628,6 +640,7 @@ impl Server {
     pub fn cancel_eval(&mut self, now: Tick, id: &str, reason: &str, out: &mut Vec<ServerEffect>) {
         let index = self.bump_index();
         if let Some(record) = self.state.evals.get_mut(id) {
+            let record = Arc::make_mut(record);
             record.eval.status = crate::model::EvalStatus::Canceled;
             record.eval.status_description = reason.to_string();
             record.eval.modify_index = index;

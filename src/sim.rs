@@ -32,6 +32,7 @@
 //!   structured), and [`trace::trace_text`] prints them one line each.
 
 pub mod check;
+pub mod chunk_map;
 pub mod history;
 pub mod net;
 pub mod queue;
@@ -175,6 +176,9 @@ pub struct Sim {
     pub assertions: (u64, u64),
     /// Events handled so far.
     pub events_handled: u64,
+    /// The last invariant check and the state it saw (not part of the world).
+    #[serde(skip)]
+    pub check_memo: check::CheckMemo,
 }
 
 impl Sim {
@@ -220,6 +224,7 @@ impl Sim {
             pending_trace: Vec::new(),
             assertions: (0, 0),
             events_handled: 0,
+            check_memo: check::CheckMemo::default(),
         };
         for spec in &scenario.nodes {
             let registered = spec.registered.unwrap_or(true);

@@ -3,6 +3,7 @@
 //! arrows) is computed here from the core's state.
 
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// One allocation as a block in the cluster view and a row in inspectors.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -52,8 +53,10 @@ pub struct NodeView {
     pub eligible: bool,
     /// Whether the node is draining.
     pub draining: bool,
-    /// Allocations on the node, in ID order.
-    pub allocs: Vec<AllocView>,
+    /// Allocations on the node, in ID order. Shared: an alloc the step did
+    /// not change keeps the same `Arc` from one view to the next, so
+    /// comparing views stops at the pointer.
+    pub allocs: Vec<Arc<AllocView>>,
 }
 
 /// An evaluation in the broker's queue or history.
@@ -170,7 +173,7 @@ pub fn demo_cluster() -> ClusterView {
             ttl_left_ms: None,
             eligible: true,
             draining: false,
-            allocs: vec![AllocView {
+            allocs: vec![Arc::new(AllocView {
                 id: format!("alloc-{index}"),
                 short_id: format!("alloc-{index}"),
                 name: format!("web.web[{index}]"),
@@ -179,7 +182,7 @@ pub fn demo_cluster() -> ClusterView {
                 client_status: "running".to_string(),
                 desired_status: "run".to_string(),
                 ..AllocView::default()
-            }],
+            })],
         })
         .collect();
     ClusterView { nodes }

@@ -86,6 +86,45 @@ fn explain_prints_a_table() {
     );
 }
 
+/// `--explain` on a `kind: node` fixture prints the same table: the
+/// disconnecting alloc with its set and decision, and placements with `-`
+/// for the alloc.
+#[test]
+fn explain_prints_a_node_table() {
+    let p = case("node--disconnected-node--alloc-in-disconnected-client-is-marked-as-unknown.json");
+    let o = run(&["reconcile", "--explain", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let header = out.lines().next().expect("header");
+    for col in ["ALLOC", "NAME", "NODE", "CLIENT", "SET", "RULE", "DECISION"] {
+        assert!(header.contains(col), "{header}");
+    }
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("a0 "))
+        .unwrap_or_else(|| panic!("no row for a0:\n{out}"));
+    let cells: Vec<&str> = row
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(cells[3], "running", "{row}");
+    assert_eq!(cells[4], "disconnecting", "{row}");
+    assert_eq!(cells.last(), Some(&"mark unknown"), "{row}");
+    assert!(!out.contains("no per-alloc reasons"), "{out}");
+
+    let p = case("node--placements--expect-placement-on-good-node.json");
+    let o = run(&["reconcile", "--explain", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.lines()
+            .skip(1)
+            .any(|l| l.starts_with("- ") && l.ends_with("place")),
+        "{out}"
+    );
+}
+
 fn assert_refused(o: &Output, file: &str, path: &str) {
     assert_eq!(
         o.status.code(),

@@ -22,7 +22,7 @@ fn decisions(case: &str) -> Vec<AllocDecision> {
 
 fn get<'a>(ds: &'a [AllocDecision], id: &str) -> &'a AllocDecision {
     ds.iter()
-        .find(|d| d.alloc_id == id)
+        .find(|d| d.alloc_id() == id)
         .unwrap_or_else(|| panic!("no record for {id}"))
 }
 

@@ -519,7 +519,7 @@ fn check(b: &Built) -> Result<(), TestCaseError> {
             .filter(|a| {
                 r.decisions
                     .iter()
-                    .any(|d| d.alloc_id == a.id && d.set == AllocCategory::Untainted)
+                    .any(|d| d.alloc_id() == a.id && d.set == AllocCategory::Untainted)
             })
             .count() as u64;
         prop_assert!(
@@ -573,7 +573,7 @@ fn check(b: &Built) -> Result<(), TestCaseError> {
     let mut ids: Vec<&str> = input.allocs.iter().map(|a| a.id.as_str()).collect();
     ids.sort();
     ids.dedup();
-    let recorded: Vec<&str> = r.decisions.iter().map(|d| d.alloc_id.as_str()).collect();
+    let recorded: Vec<&str> = r.decisions.iter().map(|d| d.alloc_id()).collect();
     prop_assert_eq!(
         ids,
         recorded,

@@ -52,7 +52,7 @@ fn decision<'a>(
 ) -> &'a nomad_playground::reconciler::reasons::AllocDecision {
     r.decisions
         .iter()
-        .find(|d| d.alloc_id == id)
+        .find(|d| d.alloc_id() == id)
         .expect("decision recorded")
 }
 

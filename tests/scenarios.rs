@@ -24,17 +24,7 @@ fn scenario_files() -> Vec<PathBuf> {
 /// Profiles under which a scenario's assertions are known not to hold
 /// because the cluster reconciler does not model that version's rule yet
 /// (see the sim report): (scenario, profile).
-const KNOWN_DIVERGENCES: &[(&str, &str)] = &[
-    // ≤ 1.4.2 ignored every unknown alloc that should run; the reconciler
-    // only ignores those that need to reconnect.
-    ("issue-12680", "1.3.0"),
-    ("issue-12680", "1.4.2"),
-    // ≤ 1.5.3 compared reconnecting allocs by name and score in
-    // computeStop; the reconciler stops the reconnecting alloc of an
-    // older version and places a new one.
-    ("issue-14925", "1.3.0"),
-    ("issue-14925", "1.4.2"),
-];
+const KNOWN_DIVERGENCES: &[(&str, &str)] = &[];
 
 #[test]
 fn scenarios_are_canonical_and_round_trip() {

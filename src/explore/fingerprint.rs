@@ -1,6 +1,7 @@
 //! Canonical state fingerprints for explore mode's pruning: a 128-bit hash
-//! (two independent FNV-1a streams) over the parts of the world that decide
-//! what happens next. Trace buffers, counters of handled events and the
+//! (two independent multiply-rotate lanes, fed by a serde serializer that
+//! hashes values without formatting text) over the parts of the world that
+//! decide what happens next. Trace buffers, counters of handled events and the
 //! event queue's insertion numbers are left out, so two orders that end in
 //! the same world get the same fingerprint.
 
@@ -11,45 +12,374 @@ use serde::Serialize;
 /// A state fingerprint.
 pub type Fingerprint = u128;
 
-/// An `io::Write` sink that hashes what is written to it.
+/// A 128-bit hasher fed whole words: two independent multiply-rotate lanes.
 struct Hasher {
     a: u64,
     b: u64,
+    /// Hash the state up to renaming (see [`fingerprint`]).
+    canonical: bool,
+    /// The next integer is a call number (canonical mode leaves it out).
+    drop_int: bool,
+    /// Open maps: the lanes before the map, the sum of its entries' hashes,
+    /// whether an entry is being hashed.
+    maps: Vec<MapFrame>,
 }
 
-const PRIME: u64 = 0x0000_0100_0000_01b3;
+struct MapFrame {
+    saved: (u64, u64),
+    sum: (u64, u64),
+    open: bool,
+}
+
+const ID_TOKEN: u64 = 0x6964_6964_6964;
+
+/// Whether `s` is shaped like the server's generated IDs
+/// (`8-4-4-4-12` hex digits).
+fn looks_like_id(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| {
+            if matches!(i, 8 | 13 | 18 | 23) {
+                *c == b'-'
+            } else {
+                c.is_ascii_hexdigit()
+            }
+        })
+}
+
+/// Whether a field holds a counter or a Raft index: values that depend on
+/// how many things happened before, not on what the world is.
+fn counter_field(key: &str) -> bool {
+    key.ends_with("index") || matches!(key, "next_id" | "next_call" | "next_seq" | "call" | "id")
+}
+
+const K1: u64 = 0x9e37_79b9_7f4a_7c15;
+const K2: u64 = 0xc2b2_ae3d_27d4_eb4f;
 
 impl Hasher {
-    fn new() -> Hasher {
+    const A0: u64 = 0x243f_6a88_85a3_08d3;
+    const B0: u64 = 0x1319_8a2e_0370_7344;
+
+    fn new(canonical: bool) -> Hasher {
         Hasher {
-            a: 0xcbf2_9ce4_8422_2325,
-            b: 0x6c62_272e_07bb_0142,
+            a: Hasher::A0,
+            b: Hasher::B0,
+            canonical,
+            drop_int: false,
+            maps: Vec::new(),
+        }
+    }
+
+    fn end_entry(&mut self) {
+        if let Some(frame) = self.maps.last_mut()
+            && frame.open
+        {
+            let a = (self.a ^ (self.b >> 31)).wrapping_mul(K2);
+            let b = (self.b ^ (self.a >> 29)).wrapping_mul(K1);
+            frame.sum = (frame.sum.0.wrapping_add(a), frame.sum.1.wrapping_add(b));
+            frame.open = false;
+        }
+    }
+
+    #[inline]
+    fn word(&mut self, w: u64) {
+        self.a = (self.a ^ w).wrapping_mul(K1).rotate_left(29);
+        self.b = (self.b.rotate_left(17) ^ w).wrapping_mul(K2);
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        self.word(bytes.len() as u64);
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(chunk);
+            self.word(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.word(u64::from_le_bytes(w));
         }
     }
 
     fn finish(&self) -> Fingerprint {
-        (u128::from(self.a) << 64) | u128::from(self.b)
+        let a = (self.a ^ (self.b >> 31)).wrapping_mul(K2);
+        let b = (self.b ^ (self.a >> 29)).wrapping_mul(K1);
+        (u128::from(a) << 64) | u128::from(b)
     }
 }
 
-impl std::io::Write for Hasher {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        for &byte in buf {
-            self.a = (self.a ^ u64::from(byte)).wrapping_mul(PRIME);
-            self.b = (self.b ^ u64::from(byte.rotate_left(3))).wrapping_mul(PRIME);
-        }
-        Ok(buf.len())
-    }
+/// Never produced: hashing plain data cannot fail.
+#[derive(Debug)]
+struct NoError;
 
-    fn flush(&mut self) -> std::io::Result<()> {
+impl std::fmt::Display for NoError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("fingerprint error")
+    }
+}
+
+impl std::error::Error for NoError {}
+
+impl serde::ser::Error for NoError {
+    fn custom<T: std::fmt::Display>(_: T) -> Self {
+        NoError
+    }
+}
+
+/// A serde serializer that feeds the hasher the data's values and shape
+/// (tags, lengths, variant numbers) without formatting any text: field
+/// names are fixed by the types, so only their values are hashed.
+impl serde::Serializer for &mut Hasher {
+    type Ok = ();
+    type Error = NoError;
+    type SerializeSeq = Self;
+    type SerializeTuple = Self;
+    type SerializeTupleStruct = Self;
+    type SerializeTupleVariant = Self;
+    type SerializeMap = Self;
+    type SerializeStruct = Self;
+    type SerializeStructVariant = Self;
+
+    fn serialize_bool(self, v: bool) -> Result<(), NoError> {
+        self.word(u64::from(v));
+        Ok(())
+    }
+    fn serialize_i8(self, v: i8) -> Result<(), NoError> {
+        self.serialize_i64(i64::from(v))
+    }
+    fn serialize_i16(self, v: i16) -> Result<(), NoError> {
+        self.serialize_i64(i64::from(v))
+    }
+    fn serialize_i32(self, v: i32) -> Result<(), NoError> {
+        self.serialize_i64(i64::from(v))
+    }
+    fn serialize_i64(self, v: i64) -> Result<(), NoError> {
+        self.word(v as u64);
+        Ok(())
+    }
+    fn serialize_u8(self, v: u8) -> Result<(), NoError> {
+        self.serialize_u64(u64::from(v))
+    }
+    fn serialize_u16(self, v: u16) -> Result<(), NoError> {
+        self.serialize_u64(u64::from(v))
+    }
+    fn serialize_u32(self, v: u32) -> Result<(), NoError> {
+        self.serialize_u64(u64::from(v))
+    }
+    fn serialize_u64(self, v: u64) -> Result<(), NoError> {
+        if std::mem::take(&mut self.drop_int) {
+            self.word(ID_TOKEN);
+        } else {
+            self.word(v);
+        }
+        Ok(())
+    }
+    fn serialize_f32(self, v: f32) -> Result<(), NoError> {
+        self.serialize_f64(f64::from(v))
+    }
+    fn serialize_f64(self, v: f64) -> Result<(), NoError> {
+        self.word(v.to_bits());
+        Ok(())
+    }
+    fn serialize_char(self, v: char) -> Result<(), NoError> {
+        self.word(u64::from(v));
+        Ok(())
+    }
+    fn serialize_str(self, v: &str) -> Result<(), NoError> {
+        if self.canonical && looks_like_id(v) {
+            self.word(ID_TOKEN);
+        } else {
+            self.bytes(v.as_bytes());
+        }
+        Ok(())
+    }
+    fn serialize_bytes(self, v: &[u8]) -> Result<(), NoError> {
+        self.bytes(v);
+        Ok(())
+    }
+    fn serialize_none(self) -> Result<(), NoError> {
+        self.word(0x6e6f6e65);
+        Ok(())
+    }
+    fn serialize_some<T: ?Sized + Serialize>(self, value: &T) -> Result<(), NoError> {
+        self.word(0x736f6d65);
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<(), NoError> {
+        self.word(0x756e6974);
+        Ok(())
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<(), NoError> {
+        self.serialize_unit()
+    }
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        index: u32,
+        _: &'static str,
+    ) -> Result<(), NoError> {
+        self.word(u64::from(index));
+        Ok(())
+    }
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<(), NoError> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        index: u32,
+        _: &'static str,
+        value: &T,
+    ) -> Result<(), NoError> {
+        self.word(u64::from(index));
+        value.serialize(self)
+    }
+    fn serialize_seq(self, len: Option<usize>) -> Result<Self, NoError> {
+        self.word(len.map_or(u64::MAX, |n| n as u64));
+        Ok(self)
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Self, NoError> {
+        Ok(self)
+    }
+    fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Self, NoError> {
+        Ok(self)
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        index: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self, NoError> {
+        self.word(u64::from(index));
+        Ok(self)
+    }
+    fn serialize_map(self, len: Option<usize>) -> Result<Self, NoError> {
+        self.word(len.map_or(u64::MAX, |n| n as u64));
+        if self.canonical {
+            self.maps.push(MapFrame {
+                saved: (self.a, self.b),
+                sum: (0, 0),
+                open: false,
+            });
+        }
+        Ok(self)
+    }
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self, NoError> {
+        Ok(self)
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        index: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self, NoError> {
+        self.word(u64::from(index));
+        Ok(self)
+    }
+}
+
+macro_rules! compound {
+    ($($trait:ident :: $method:ident),*) => {$(
+        impl serde::ser::$trait for &mut Hasher {
+            type Ok = ();
+            type Error = NoError;
+            fn $method<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), NoError> {
+                value.serialize(&mut **self)
+            }
+            fn end(self) -> Result<(), NoError> {
+                self.word(0x656e64);
+                Ok(())
+            }
+        }
+    )*};
+}
+
+compound!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
+
+/// In canonical mode a map is hashed as the multiset of its entries: its
+/// order follows its keys, and keys that are generated IDs say nothing.
+impl serde::ser::SerializeMap for &mut Hasher {
+    type Ok = ();
+    type Error = NoError;
+    fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> Result<(), NoError> {
+        if self.canonical {
+            self.end_entry();
+            if let Some(frame) = self.maps.last_mut() {
+                frame.open = true;
+            }
+            self.a = Hasher::A0;
+            self.b = Hasher::B0;
+        }
+        key.serialize(&mut **self)
+    }
+    fn serialize_value<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), NoError> {
+        value.serialize(&mut **self)
+    }
+    fn end(self) -> Result<(), NoError> {
+        if self.canonical {
+            self.end_entry();
+            if let Some(frame) = self.maps.pop() {
+                (self.a, self.b) = frame.saved;
+                self.word(frame.sum.0);
+                self.word(frame.sum.1);
+            }
+        }
+        self.word(0x656e64);
         Ok(())
     }
 }
 
+macro_rules! fields {
+    ($($trait:ident),*) => {$(
+        impl serde::ser::$trait for &mut Hasher {
+            type Ok = ();
+            type Error = NoError;
+            fn serialize_field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Result<(), NoError> {
+                // Fields left out (`skip_serializing_if`) change the shape:
+                // the name keeps two shapes apart.
+                self.bytes(key.as_bytes());
+                if self.canonical && counter_field(key) {
+                    // An ID-like number inside the value is hashed as a
+                    // token, a plain counter is left out.
+                    self.drop_int = true;
+                    let result = value.serialize(&mut **self);
+                    self.drop_int = false;
+                    return result;
+                }
+                value.serialize(&mut **self)
+            }
+            fn skip_field(&mut self, key: &'static str) -> Result<(), NoError> {
+                self.bytes(key.as_bytes());
+                self.word(0x736b6970);
+                Ok(())
+            }
+            fn end(self) -> Result<(), NoError> {
+                self.word(0x656e64);
+                Ok(())
+            }
+        }
+    )*};
+}
+
+fields!(SerializeStruct, SerializeStructVariant);
+
 #[derive(Serialize)]
 struct View<'a, X: Serialize> {
     tick: Tick,
-    rng: &'a crate::sim::rng::Rng,
+    rng: Option<&'a crate::sim::rng::Rng>,
     queue: Vec<(Tick, &'a Event)>,
     server: &'a crate::server::Server,
     clients: &'a std::collections::BTreeMap<String, crate::client::Client>,
@@ -92,10 +422,19 @@ pub fn noop(sim: &Sim, event: &Event) -> bool {
 
 /// The fingerprint of `sim` together with `extra` (the explorer's own
 /// per-path state, e.g. the phase).
-pub fn fingerprint<X: Serialize>(sim: &Sim, extra: &X) -> Fingerprint {
+///
+/// With `canonical`, two worlds that differ only by the names of generated
+/// IDs, by Raft indexes and call numbers, or by the RNG's position get the
+/// same fingerprint: orders that handle the calls of different nodes in
+/// another order reach such twins (each server write takes the next index
+/// and the next ID), and their futures differ only by the same renaming and
+/// by the random jitter of later timers. That is the reduction that makes
+/// exhaustive search of several reconnecting nodes possible; it treats
+/// those twins as one state (a heuristic, not a proof of equivalence).
+pub fn fingerprint<X: Serialize>(sim: &Sim, extra: &X, canonical: bool) -> Fingerprint {
     let view = View {
         tick: sim.tick,
-        rng: &sim.rng,
+        rng: (!canonical).then_some(&sim.rng),
         queue: sim.queue.iter().filter(|(_, e)| !noop(sim, e)).collect(),
         server: &sim.server,
         clients: &sim.clients,
@@ -103,9 +442,9 @@ pub fn fingerprint<X: Serialize>(sim: &Sim, extra: &X) -> Fingerprint {
         worker_scheduled: sim.worker_scheduled,
         extra,
     };
-    let mut hasher = Hasher::new();
-    // Serializing plain data into a sink that cannot fail does not fail;
-    // if it ever did, the partial hash is still a valid (weaker) key.
-    let _ = serde_json::to_writer(&mut hasher, &view);
+    let mut hasher = Hasher::new(canonical);
+    // Hashing plain data cannot fail; if it ever did, the partial hash is
+    // still a valid (weaker) key.
+    let _ = view.serialize(&mut hasher);
     hasher.finish()
 }

@@ -33,7 +33,7 @@ use super::filters::{
 };
 use super::picker::{Pick, Picker};
 use super::reasons::{AllocCategory, AllocDecision, ClassifyRule, Decision, Explain, StopReason};
-use super::rules::{ExpiredAllocs, ReconcilerRules};
+use super::rules::{ExpiredAllocs, ReconcilerRules, ReconnectReconciliation};
 use crate::model::deployment::description as dep_desc;
 use crate::model::eval::{description as eval_desc, trigger};
 use crate::model::{
@@ -217,6 +217,13 @@ pub struct ReconcileResult {
     pub desired_followup_evals: BTreeMap<String, Vec<Evaluation>>,
     /// Why: one record per alloc, in ID order.
     pub decisions: Vec<AllocDecision>,
+    /// Whether the current deployment held placements back as paused
+    /// (paused, pending or initializing; Nomad's `jobState.DeploymentPaused`).
+    #[serde(skip)]
+    pub deployment_paused: bool,
+    /// Whether the current deployment failed (`jobState.DeploymentFailed`).
+    #[serde(skip)]
+    pub deployment_failed: bool,
 }
 
 impl serde::Serialize for AllocSet {
@@ -253,6 +260,8 @@ pub fn reconcile(
     r.compute();
     let mut result = r.result;
     result.decisions = r.explain.into_vec();
+    result.deployment_paused = r.deployment_paused;
+    result.deployment_failed = r.deployment_failed;
     result
 }
 
@@ -273,11 +282,13 @@ struct Reconciler<'a, 'b> {
 }
 
 /// Alloc ID → follow-up eval ID: each eval ID once, and per alloc (sorted
-/// by alloc ID, one entry per ID) the index of its eval.
+/// by alloc ID, one entry per ID) the index of its eval and the alloc ID's
+/// first 16 bytes as a number (compared before the full ID).
 #[derive(Default)]
 struct FollowupIds {
     evals: Vec<String>,
     allocs: Vec<(Arc<Allocation>, usize)>,
+    prefixes: Vec<u128>,
 }
 
 impl FollowupIds {
@@ -285,16 +296,29 @@ impl FollowupIds {
         sort_by_alloc_id_keep_last(&mut allocs);
         FollowupIds {
             evals: evals.iter().map(|e| e.id.clone()).collect(),
+            prefixes: allocs
+                .iter()
+                .map(|(a, _)| filters::id_prefix(&a.id))
+                .collect(),
             allocs,
         }
     }
 
     fn get(&self, alloc_id: &str) -> Option<&str> {
-        let i = self
-            .allocs
-            .binary_search_by(|(a, _)| a.id.as_str().cmp(alloc_id))
-            .ok()?;
-        Some(&self.evals[self.allocs[i].1])
+        let p = filters::id_prefix(alloc_id);
+        let (mut lo, mut hi) = (0, self.allocs.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let ord = self.prefixes[mid]
+                .cmp(&p)
+                .then_with(|| self.allocs[mid].0.id.as_str().cmp(alloc_id));
+            match ord {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(&self.evals[self.allocs[mid].1]),
+            }
+        }
+        None
     }
 
     /// Adds `other`'s entries; on equal alloc IDs `other` wins.
@@ -304,7 +328,42 @@ impl FollowupIds {
         self.allocs
             .extend(other.allocs.into_iter().map(|(a, i)| (a, i + offset)));
         sort_by_alloc_id_keep_last(&mut self.allocs);
+        self.prefixes = self
+            .allocs
+            .iter()
+            .map(|(a, _)| filters::id_prefix(&a.id))
+            .collect();
     }
+}
+
+/// Groups allocs sorted by (ID prefix, ID) into one set per task group; of
+/// allocs with equal IDs in one group the later one stays. Consecutive
+/// allocs mostly share a group, so the group is looked up only when it
+/// changes, and each set is built by appending.
+fn alloc_matrix<'a>(sorted: &[(u128, &'a Arc<Allocation>)]) -> BTreeMap<&'a str, AllocSet> {
+    let mut groups: Vec<(&str, AllocSet)> = Vec::new();
+    let mut cur = usize::MAX;
+    for (k, (p, a)) in sorted.iter().enumerate() {
+        let replaced = sorted[k + 1..]
+            .iter()
+            .take_while(|(q, b)| q == p && b.id == a.id)
+            .any(|(_, b)| b.task_group == a.task_group);
+        if replaced {
+            continue;
+        }
+        let group = a.task_group.as_str();
+        if groups.get(cur).is_none_or(|(g, _)| *g != group) {
+            cur = match groups.iter().position(|(g, _)| *g == group) {
+                Some(i) => i,
+                None => {
+                    groups.push((group, AllocSet::new()));
+                    groups.len() - 1
+                }
+            };
+        }
+        groups[cur].1.push_ordered(Arc::clone(a));
+    }
+    groups.into_iter().collect()
 }
 
 /// Sorts by alloc ID (stable) and keeps the last entry of equal IDs.
@@ -326,6 +385,9 @@ struct GroupSets {
     disconnecting: AllocSet,
     reschedule_now: AllocSet,
     reschedule_later: Vec<DelayedReschedule>,
+    /// Reconnecting allocs kept apart until the over-count stop (≤ 1.5.3,
+    /// [`ReconnectReconciliation::InComputeStop`]); empty otherwise.
+    reconnecting: AllocSet,
 }
 
 impl Reconciler<'_, '_> {
@@ -380,15 +442,9 @@ impl Reconciler<'_, '_> {
         if !sorted.is_sorted_by(|x, y| by_id(x, y).is_le()) {
             sorted.sort_by(by_id);
         }
-        self.explain.prepare(sorted.iter().map(|(_, a)| &***a));
+        self.explain.prepare(sorted.iter().map(|(_, a)| *a));
         // The alloc matrix: group -> allocs (later duplicates replace earlier).
-        let mut matrix: BTreeMap<&str, AllocSet> = BTreeMap::new();
-        for (_, a) in sorted {
-            matrix
-                .entry(a.task_group.as_str())
-                .or_default()
-                .insert(Arc::clone(a));
-        }
+        let mut matrix: BTreeMap<&str, AllocSet> = alloc_matrix(&sorted);
         if let Some(job) = &input.job {
             for tg in &job.task_groups {
                 matrix.entry(tg.name.as_str()).or_default();
@@ -659,6 +715,7 @@ impl Reconciler<'_, '_> {
             disconnecting: c.disconnecting,
             reschedule_now,
             reschedule_later: split.later.into_iter().chain(msplit.later).collect(),
+            reconnecting: AllocSet::new(),
         };
         for a in sets.untainted.iter() {
             self.explain.decide(&a.id, Decision::Keep);
@@ -671,7 +728,19 @@ impl Reconciler<'_, '_> {
         }
 
         if !c.reconnecting.is_empty() {
-            self.compute_reconnecting(&mut sets, &c.reconnecting, &all, tg, &mut du, &mut stops);
+            match self.rules.reconnect_reconciliation {
+                ReconnectReconciliation::First => self.compute_reconnecting(
+                    &mut sets,
+                    &c.reconnecting,
+                    &all,
+                    tg,
+                    &mut du,
+                    &mut stops,
+                ),
+                ReconnectReconciliation::InComputeStop => {
+                    sets.reconnecting = c.reconnecting.clone();
+                }
+            }
         }
 
         if !c.expiring.is_empty() {
@@ -743,6 +812,9 @@ impl Reconciler<'_, '_> {
             &mut du,
             &mut stops,
         );
+        if !sets.reconnecting.is_empty() {
+            self.keep_reconnecting_pre_16609(&sets.reconnecting, &mut du);
+        }
 
         let (inplace, destructive) = self.compute_updates(&sets.untainted, tg, &mut du);
         if !existing_deployment {
@@ -1105,6 +1177,129 @@ impl Reconciler<'_, '_> {
         }
     }
 
+    /// The over-count step for reconnecting allocs before #16609 (Nomad
+    /// ≤ 1.5.3, `computeStopByReconnecting`): each reconnecting alloc that
+    /// is no longer wanted stops; the others are weighed against the
+    /// untainted allocs with the same name. The untainted one is kept only
+    /// if it belongs to a newer job or its node scored strictly higher;
+    /// an alloc without a score is not compared. Every stop counts toward
+    /// `remove`. Nomad keeps comparing an original it already stopped with
+    /// further same-name allocs (stopping it twice); here an original that
+    /// lost stops once and is not compared again.
+    fn compute_stop_by_reconnecting(
+        &mut self,
+        untainted: &mut AllocSet,
+        reconnecting: &mut AllocSet,
+        remove: &mut i64,
+        stop: &mut Vec<Arc<Allocation>>,
+        stops: &mut Vec<StopResult>,
+    ) {
+        let job = self.input.job.as_ref().expect("job");
+        let (version, create_index) = (job.version, job.create_index);
+        let originals: Vec<Arc<Allocation>> = reconnecting.iter().cloned().collect();
+        for r in &originals {
+            let t = &r.desired_transition;
+            if r.desired_status != DesiredStatus::Run
+                || t.should_migrate()
+                || t.should_reschedule()
+                || t.should_force_reschedule()
+                || r.job_version() < version
+                || r.job_create_index() < create_index
+            {
+                self.stop(
+                    stops,
+                    r,
+                    None,
+                    status::ALLOC_NOT_NEEDED,
+                    "",
+                    StopReason::ReconnectNotNeeded,
+                );
+                stop.push(Arc::clone(r));
+                reconnecting.remove(&r.id);
+                *remove -= 1;
+                if *remove == 0 {
+                    return;
+                }
+                continue;
+            }
+            let twins: Vec<Arc<Allocation>> = untainted
+                .iter()
+                .filter(|u| u.name == r.name)
+                .cloned()
+                .collect();
+            for u in &twins {
+                let (Some(u_score), Some(r_score)) = (u.node_score, r.node_score) else {
+                    continue;
+                };
+                let replacement_wins = u.job_version() > r.job_version()
+                    || u.job_create_index() > r.job_create_index()
+                    || u_score > r_score;
+                if replacement_wins {
+                    self.stop(
+                        stops,
+                        r,
+                        None,
+                        status::ALLOC_NOT_NEEDED,
+                        "",
+                        StopReason::ReplacementKept,
+                    );
+                    stop.push(Arc::clone(r));
+                    reconnecting.remove(&r.id);
+                } else {
+                    self.stop(
+                        stops,
+                        u,
+                        None,
+                        status::ALLOC_RECONNECTED,
+                        "",
+                        StopReason::OriginalReconnected,
+                    );
+                    stop.push(Arc::clone(u));
+                    untainted.remove(&u.id);
+                }
+                *remove -= 1;
+                if *remove == 0 || replacement_wins {
+                    break;
+                }
+            }
+            if *remove == 0 {
+                return;
+            }
+        }
+    }
+
+    /// `computeReconnecting` before #16609: the reconnecting allocs the stop
+    /// step kept are reconnected where they run the current job; Nomad
+    /// counted them as ignored. The update is written to the plan only
+    /// from 1.4.3 (#15068).
+    fn keep_reconnecting_pre_16609(&mut self, kept: &AllocSet, du: &mut DesiredUpdates) {
+        let job = self.input.job.as_ref().expect("job");
+        let mut updates = AllocSet::new();
+        for a in kept.iter() {
+            let t = &a.desired_transition;
+            let skip = t.should_migrate()
+                || t.should_reschedule()
+                || t.should_force_reschedule()
+                || a.job_version() < job.version
+                || a.job_create_index() < job.create_index
+                || a.desired_status != DesiredStatus::Run
+                || a.client_status != ClientStatus::Running;
+            if skip || !self.rules.emit_reconnect_updates {
+                self.explain.decide(&a.id, Decision::ReconnectKept);
+                if !skip {
+                    du.ignore += 1;
+                }
+                continue;
+            }
+            let mut copy = (**a).clone();
+            copy.append_client_status_state(a.client_status.as_str(), self.input.now);
+            updates.insert(Arc::new(copy));
+            self.explain.decide(&a.id, Decision::Reconnect);
+        }
+        du.ignore += updates.len() as u64;
+        self.result.reconnect_updates.union_with(&updates);
+    }
+
     /// `computeDisconnecting`: returns alloc ID → timeout eval ID.
     fn compute_disconnecting(
         &mut self,
@@ -1242,14 +1437,12 @@ impl Reconciler<'_, '_> {
                     wait_until: d.reschedule_time,
                 },
             );
-            if let Some(u) = self.result.disconnect_updates.get(&d.alloc.id) {
-                let mut copy = (**u).clone();
-                copy.followup_eval_id = eval_id;
-                self.result.disconnect_updates.insert(Arc::new(copy));
-            } else if let Some(m) = sets.migrate.get(&d.alloc.id) {
-                let mut copy = (**m).clone();
-                copy.followup_eval_id = eval_id;
-                sets.migrate.insert(Arc::new(copy));
+            // The set's entry is replaced by a copy with the eval attached
+            // (copied only if something else still holds it).
+            if let Some(u) = self.result.disconnect_updates.get_mut(&d.alloc.id) {
+                Arc::make_mut(u).followup_eval_id = eval_id;
+            } else if let Some(m) = sets.migrate.get_mut(&d.alloc.id) {
+                Arc::make_mut(m).followup_eval_id = eval_id;
             } else if let Some(existing) = all.get(&d.alloc.id) {
                 let mut copy = (**existing).clone();
                 copy.followup_eval_id = eval_id;
@@ -1301,6 +1494,24 @@ impl Reconciler<'_, '_> {
             }
         }
         let mut stop: Vec<Arc<Allocation>> = sets.lost.iter().cloned().collect();
+        if !sets.reconnecting.is_empty() {
+            // ≤ 1.5.3: reconnects as failed are stopped with the lost allocs.
+            let failed = sets
+                .reconnecting
+                .filter(|a| !a.server_terminal_status() && a.client_status == ClientStatus::Failed);
+            for a in failed.iter() {
+                self.stop(
+                    stops,
+                    a,
+                    Some(ClientStatus::Failed),
+                    status::ALLOC_RESCHEDULED,
+                    "",
+                    StopReason::FailedReconnect,
+                );
+                stop.push(Arc::clone(a));
+            }
+            sets.reconnecting.remove_all(&failed);
+        }
         self.compute_stop_over_count(
             tg,
             name_index,
@@ -1336,7 +1547,8 @@ impl Reconciler<'_, '_> {
             .iter()
             .filter(|a| counted(a) && a.client_status != ClientStatus::Unknown)
             .count();
-        let mut remove = known as i64 + sets.migrate.len() as i64 - tg.count as i64;
+        let mut remove = known as i64 + sets.migrate.len() as i64 + sets.reconnecting.len() as i64
+            - tg.count as i64;
         if remove <= 0 {
             return;
         }
@@ -1344,7 +1556,11 @@ impl Reconciler<'_, '_> {
             .untainted
             .filter(|a| counted(a) && !a.server_terminal_status());
 
-        let mut stop_one = |this: &mut Self, a: &Arc<Allocation>, remove: &mut i64| {
+        let stop_one = |this: &mut Self,
+                        stop: &mut Vec<Arc<Allocation>>,
+                        stops: &mut Vec<StopResult>,
+                        a: &Arc<Allocation>,
+                        remove: &mut i64| {
             stop.push(Arc::clone(a));
             this.stop(
                 stops,
@@ -1362,7 +1578,7 @@ impl Reconciler<'_, '_> {
             let mut stopped = AllocSet::new();
             for a in working.iter() {
                 if !canaries.contains(&a.id) && names.contains(&a.name) {
-                    stop_one(self, a, &mut remove);
+                    stop_one(self, stop, stops, a, &mut remove);
                     stopped.insert(Arc::clone(a));
                     if remove == 0 {
                         return;
@@ -1381,7 +1597,7 @@ impl Reconciler<'_, '_> {
                 if !names.contains(&a.name) {
                     continue;
                 }
-                stop_one(self, a, &mut remove);
+                stop_one(self, stop, stops, a, &mut remove);
                 stopped.insert(Arc::clone(a));
                 name_index.unset_index(a.name_index());
                 if remove == 0 {
@@ -1394,11 +1610,24 @@ impl Reconciler<'_, '_> {
             }
         }
 
+        if !sets.reconnecting.is_empty() {
+            self.compute_stop_by_reconnecting(
+                &mut working,
+                &mut sets.reconnecting,
+                &mut remove,
+                stop,
+                stops,
+            );
+            if remove == 0 {
+                return;
+            }
+        }
+
         let names = name_index.highest(remove as usize);
         let mut stopped = AllocSet::new();
         for a in working.iter() {
             if names.contains(&a.name) {
-                stop_one(self, a, &mut remove);
+                stop_one(self, stop, stops, a, &mut remove);
                 stopped.insert(Arc::clone(a));
                 if remove == 0 {
                     return;
@@ -1408,7 +1637,7 @@ impl Reconciler<'_, '_> {
         working.remove_all(&stopped);
 
         for a in working.iter() {
-            stop_one(self, a, &mut remove);
+            stop_one(self, stop, stops, a, &mut remove);
             if remove == 0 {
                 return;
             }
@@ -1638,7 +1867,11 @@ fn compute_placements(
         });
     }
     let count = tg.count as usize;
-    let mut existing = sets.untainted.len() + sets.migrate.len() + sets.reschedule_now.len();
+    // Before #16609 the reconnecting allocs kept apart count as existing.
+    let mut existing = sets.untainted.len()
+        + sets.migrate.len()
+        + sets.reschedule_now.len()
+        + sets.reconnecting.len();
     for a in sets.lost.iter() {
         if existing >= count {
             break;

@@ -132,10 +132,30 @@ impl<'a> TaintedIndex<'a> {
 /// The first 16 bytes of `s` as a big-endian number (zero-padded), which
 /// orders like the strings themselves up to ties.
 pub(crate) fn id_prefix(s: &str) -> u128 {
-    let mut buf = [0u8; 16];
-    let n = s.len().min(16);
-    buf[..n].copy_from_slice(&s.as_bytes()[..n]);
-    u128::from_be_bytes(buf)
+    let b = s.as_bytes();
+    let n = b.len();
+    if let Some(head) = b.first_chunk::<16>() {
+        return u128::from_be_bytes(*head);
+    }
+    // Shorter IDs: two overlapping fixed-size reads (a copy of variable
+    // length would call memcpy); the overlap holds the same bytes.
+    let (lo, hi) = if n >= 8 {
+        let lo = u64::from_be_bytes(*b.first_chunk::<8>().expect("8 bytes"));
+        let hi = u64::from_be_bytes(*b[n - 8..].first_chunk::<8>().expect("8 bytes"));
+        (u128::from(lo) << 64, u128::from(hi))
+    } else if n >= 4 {
+        let lo = u32::from_be_bytes(*b.first_chunk::<4>().expect("4 bytes"));
+        let hi = u32::from_be_bytes(*b[n - 4..].first_chunk::<4>().expect("4 bytes"));
+        (u128::from(lo) << 96, u128::from(hi))
+    } else {
+        let mut v = 0u128;
+        for (i, x) in b.iter().enumerate() {
+            v |= u128::from(*x) << (8 * (15 - i));
+        }
+        return v;
+    };
+    // `hi` ends with the last byte: shift it to byte n-1 of the number.
+    lo | (hi << (8 * (16 - n)))
 }
 
 /// [`classify_alloc`] with the alloc's entry in the tainted nodes already
@@ -186,7 +206,11 @@ fn classify_alloc_on(
     {
         return (C::Ignore, R::FailedReconnectStopped);
     }
-    if disconnected {
+    // ≤ 1.6: unknown allocs that should run are ignored further down,
+    // wherever they sit (so a disconnected node's unknown alloc falls through).
+    let unknown_ignored = cx.rules.unknown_on_untainted_node == UnknownOnUntaintedNode::Ignore
+        && alloc.client_status == ClientStatus::Unknown;
+    if disconnected && !unknown_ignored {
         if alloc.client_status == ClientStatus::Unknown {
             return (C::Untainted, R::DisconnectedUnknown);
         }
@@ -202,12 +226,31 @@ fn classify_alloc_on(
         return (C::Migrate, R::MigrateTransition);
     }
     let node_fine = !node_is_tainted || node_status == Some(&NodeStatus::Ready);
+    // Only a tainted node that is `ready` (draining) lets an old version
+    // see an unknown alloc as reconnecting before this rule.
+    let tainted_ready = node_is_tainted && node_status == Some(&NodeStatus::Ready);
+    if unknown_ignored
+        && alloc.desired_status == DesiredStatus::Run
+        && !(tainted_ready && should_reconnect)
+    {
+        let rule = if disconnected {
+            R::DisconnectedUnknown
+        } else if node_fine {
+            R::UnknownOnFineNode
+        } else if node_is_tainted && node.is_none() {
+            R::NodeGone
+        } else if node.is_some_and(Node::terminal_status) {
+            R::NodeDown
+        } else {
+            R::Default
+        };
+        return (C::Ignore, rule);
+    }
     if node_fine && should_reconnect {
         if alloc.client_status == ClientStatus::Unknown {
             match cx.rules.unknown_on_untainted_node {
-                UnknownOnUntaintedNode::Reconnecting => {}
+                UnknownOnUntaintedNode::Reconnecting | UnknownOnUntaintedNode::Ignore => {}
                 UnknownOnUntaintedNode::Untainted => return (C::Untainted, R::UnknownOnFineNode),
-                UnknownOnUntaintedNode::Ignore => return (C::Ignore, R::UnknownOnFineNode),
             }
         }
         return (C::Reconnecting, R::NeedsReconnect);
@@ -433,8 +476,15 @@ pub fn update_by_reschedulable(
     if is_disconnecting && !alloc.replace_on_disconnect(legacy) {
         return (now, false, Time::ZERO);
     }
-    if is_disconnecting && cx.rules.disconnecting_replacement == DisconnectingReplacement::Immediate
-    {
+    let immediate = match cx.rules.disconnecting_replacement {
+        DisconnectingReplacement::Immediate => true,
+        DisconnectingReplacement::ImmediateWithBlock => alloc
+            .job_task_group()
+            .and_then(|tg| tg.disconnect.as_ref())
+            .is_some_and(|d| d.replace.is_some()),
+        DisconnectingReplacement::ReschedulePolicy => false,
+    };
+    if is_disconnecting && immediate {
         return (true, false, cx.now);
     }
     let (time, eligible) = if is_disconnecting {
@@ -446,6 +496,15 @@ pub fn update_by_reschedulable(
             alloc.last_unknown_latest()
         };
         alloc.next_reschedule_time_by_time(last)
+    } else if !matches!(
+        alloc.client_status,
+        ClientStatus::Failed | ClientStatus::Lost
+    ) && !alloc.desired_transition.should_reschedule()
+    {
+        // What `next_reschedule_time` answers for an alloc that neither
+        // failed nor is a batch alloc marked to reschedule, without
+        // looking up its events and policy.
+        (Time::ZERO, false)
     } else {
         alloc.next_reschedule_time()
     };
@@ -502,5 +561,46 @@ pub fn reconcile_strategy(alloc: &Allocation) -> ReconcileStrategy {
             | ReconcileStrategy::LongestRunning),
         ) => s,
         _ => ReconcileStrategy::BestScore,
+    }
+}
+
+#[cfg(test)]
+mod id_prefix_tests {
+    use super::id_prefix;
+
+    /// The prefix is the first 16 bytes, zero-padded, big-endian, so it
+    /// orders like the strings up to ties.
+    #[test]
+    fn id_prefix_pads_and_orders() {
+        let padded = |s: &str| {
+            let mut buf = [0u8; 16];
+            let n = s.len().min(16);
+            buf[..n].copy_from_slice(&s.as_bytes()[..n]);
+            u128::from_be_bytes(buf)
+        };
+        let ids = [
+            "",
+            "a",
+            "abc",
+            "abcd",
+            "abcde",
+            "abcdefg",
+            "abcdefgh",
+            "node-0001",
+            "0123456789abcde",
+            "0123456789abcdef",
+            "0123456789abcdefX",
+            "9f1c2a4e-8d7b-4c2e-9a1f-3b5d7e9f1a2c",
+        ];
+        for id in ids {
+            assert_eq!(id_prefix(id), padded(id), "{id}");
+        }
+        for a in ids {
+            for b in ids {
+                if id_prefix(a) != id_prefix(b) {
+                    assert_eq!(id_prefix(a).cmp(&id_prefix(b)), a.cmp(b), "{a} {b}");
+                }
+            }
+        }
     }
 }

@@ -68,7 +68,10 @@ pub mod result;
 pub mod rules;
 pub mod version;
 
-pub use fixture::{NodeFixtureInput, NodeFixtureResult, compute_fixture};
+pub use fixture::{
+    NodeDecision, NodeFixtureInput, NodeFixtureResult, compute_fixture, explain_fixture,
+    reconcile_fixture,
+};
 pub use inputs::NodeSchedulerView;
 pub use result::{AllocTuple, DeploymentNote, NodeDiff, NodeReconcileResult, NodeRule, NodeSet};
 pub use rules::{NodeReconnectMarker, NodeRules};

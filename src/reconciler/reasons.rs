@@ -4,8 +4,10 @@
 //! These are typed, not free text, so the UI and the CLI (`--explain`) can
 //! answer "why was this allocation stopped?" and tests can assert on them.
 
-use crate::model::{Allocation, Time};
+use super::filters::id_prefix;
+use crate::model::{Allocation, ClientStatus, Time};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// The set an alloc fell in (Nomad's `allocCategory`), plus the states an
 /// alloc can be in before classification.
@@ -279,19 +281,15 @@ impl Decision {
     }
 }
 
-/// The reason record of one alloc.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// The reason record of one alloc: the alloc as the reconciler classified
+/// it (shared, not copied), the set, the rule and the decision.
+///
+/// Serialised as `{alloc_id, name, node_id, client_status, task_group, set,
+/// rule, decision}`.
+#[derive(Debug, Clone)]
 pub struct AllocDecision {
-    /// Alloc ID.
-    pub alloc_id: String,
-    /// Alloc name.
-    pub name: String,
-    /// Node ID.
-    pub node_id: String,
-    /// Client status as the reconciler saw it.
-    pub client_status: String,
-    /// Task group.
-    pub task_group: String,
+    /// The alloc as the reconciler saw it when it classified it.
+    pub alloc: Arc<Allocation>,
     /// The set it fell in.
     pub set: AllocCategory,
     /// The rule that put it there.
@@ -300,61 +298,224 @@ pub struct AllocDecision {
     pub decision: Decision,
 }
 
+impl AllocDecision {
+    /// A record of `alloc`.
+    pub fn new(
+        alloc: Arc<Allocation>,
+        set: AllocCategory,
+        rule: ClassifyRule,
+        decision: Decision,
+    ) -> Self {
+        AllocDecision {
+            alloc,
+            set,
+            rule,
+            decision,
+        }
+    }
+    /// Alloc ID.
+    pub fn alloc_id(&self) -> &str {
+        &self.alloc.id
+    }
+    /// Alloc name.
+    pub fn name(&self) -> &str {
+        &self.alloc.name
+    }
+    /// Node ID.
+    pub fn node_id(&self) -> &str {
+        &self.alloc.node_id
+    }
+    /// Client status as the reconciler saw it.
+    pub fn client_status(&self) -> &ClientStatus {
+        &self.alloc.client_status
+    }
+    /// Task group.
+    pub fn task_group(&self) -> &str {
+        &self.alloc.task_group
+    }
+}
+
+impl PartialEq for AllocDecision {
+    /// Equal when the serialised forms are.
+    fn eq(&self, other: &Self) -> bool {
+        self.alloc_id() == other.alloc_id()
+            && self.name() == other.name()
+            && self.node_id() == other.node_id()
+            && self.client_status() == other.client_status()
+            && self.task_group() == other.task_group()
+            && self.set == other.set
+            && self.rule == other.rule
+            && self.decision == other.decision
+    }
+}
+
+impl Eq for AllocDecision {}
+
+/// The serialised form of an [`AllocDecision`].
+#[derive(Serialize)]
+struct AllocDecisionOut<'a> {
+    alloc_id: &'a str,
+    name: &'a str,
+    node_id: &'a str,
+    client_status: &'a ClientStatus,
+    task_group: &'a str,
+    set: AllocCategory,
+    rule: ClassifyRule,
+    decision: &'a Decision,
+}
+
+/// The deserialised form of an [`AllocDecision`].
+#[derive(Deserialize)]
+struct AllocDecisionIn {
+    alloc_id: String,
+    name: String,
+    node_id: String,
+    client_status: ClientStatus,
+    task_group: String,
+    set: AllocCategory,
+    rule: ClassifyRule,
+    decision: Decision,
+}
+
+impl Serialize for AllocDecision {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        AllocDecisionOut {
+            alloc_id: self.alloc_id(),
+            name: self.name(),
+            node_id: self.node_id(),
+            client_status: self.client_status(),
+            task_group: self.task_group(),
+            set: self.set,
+            rule: self.rule,
+            decision: &self.decision,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for AllocDecision {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let r = AllocDecisionIn::deserialize(d)?;
+        let alloc = Allocation {
+            id: r.alloc_id,
+            name: r.name,
+            node_id: r.node_id,
+            client_status: r.client_status,
+            task_group: r.task_group,
+            ..Default::default()
+        };
+        Ok(AllocDecision::new(
+            Arc::new(alloc),
+            r.set,
+            r.rule,
+            r.decision,
+        ))
+    }
+}
+
+/// Whether two strings are the same string in memory (callers mostly pass
+/// the ID of the very alloc the record holds), which makes them equal
+/// without comparing bytes.
+fn same_ptr(a: &str, b: &str) -> bool {
+    std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()
+}
+
 /// Collects [`AllocDecision`]s during a run, keyed by alloc ID.
 ///
 /// Records live in a vector sorted by alloc ID. The reconciler walks its
 /// sets in ID order, so each lookup first tries the record after the last
-/// one touched before falling back to a binary search.
+/// one touched before falling back to a binary search. Records share the
+/// allocs; nothing is copied per alloc.
 #[derive(Debug, Clone, Default)]
 pub struct Explain {
-    /// Sorted by `alloc_id`; slots made by [`Explain::prepare`] stay hidden
+    /// Sorted by alloc ID; slots made by [`Explain::prepare`] stay hidden
     /// until classified.
     records: Vec<AllocDecision>,
     /// Per record: whether it was classified.
     live: Vec<bool>,
+    /// Per record: the first 16 bytes of the alloc ID as a number, compared
+    /// before the full ID when searching.
+    prefixes: Vec<u128>,
     /// The record touched last.
     hint: usize,
 }
 
 impl Explain {
     /// Reserves a slot for each alloc, so that later calls find their record
-    /// without inserting; the strings are copied once here. Allocs already
-    /// sorted by ID (the usual case) are taken in one pass.
-    pub fn prepare<'a>(&mut self, allocs: impl IntoIterator<Item = &'a Allocation>) {
+    /// without inserting. Allocs already sorted by ID (the usual case) are
+    /// taken in one pass.
+    pub fn prepare<'a>(&mut self, allocs: impl IntoIterator<Item = &'a Arc<Allocation>>) {
         let allocs = allocs.into_iter();
         self.records.reserve(allocs.size_hint().0);
         self.live.reserve(allocs.size_hint().0);
         for alloc in allocs {
-            let at = match self.records.last() {
-                Some(last) if last.alloc_id.as_str() < alloc.id.as_str() => self.records.len(),
-                None => 0,
-                _ => match self.position(&alloc.id) {
+            let p = id_prefix(&alloc.id);
+            let after_last = match (self.records.last(), self.prefixes.last()) {
+                (Some(last), Some(lp)) => {
+                    *lp < p || (*lp == p && last.alloc.id.as_str() < alloc.id.as_str())
+                }
+                _ => true,
+            };
+            let at = if after_last {
+                self.records.len()
+            } else {
+                match self.position(&alloc.id) {
                     Ok(_) => continue,
                     Err(i) => i,
-                },
+                }
             };
-            self.records.insert(
-                at,
-                record(
-                    alloc,
-                    AllocCategory::Filtered,
-                    ClassifyRule::Default,
-                    Decision::Skip,
-                ),
+            let r = AllocDecision::new(
+                Arc::clone(alloc),
+                AllocCategory::Filtered,
+                ClassifyRule::Default,
+                Decision::Skip,
             );
-            self.live.insert(at, false);
+            if at == self.records.len() {
+                self.records.push(r);
+                self.live.push(false);
+                self.prefixes.push(p);
+            } else {
+                self.records.insert(at, r);
+                self.live.insert(at, false);
+                self.prefixes.insert(at, p);
+            }
         }
     }
 
     fn position(&self, id: &str) -> Result<usize, usize> {
-        self.records
-            .binary_search_by(|r| r.alloc_id.as_str().cmp(id))
+        let p = id_prefix(id);
+        let (mut lo, mut hi) = (0, self.records.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let ord = self.prefixes[mid]
+                .cmp(&p)
+                .then_with(|| self.records[mid].alloc.id.as_str().cmp(id));
+            match ord {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(mid),
+            }
+        }
+        Err(lo)
     }
 
     /// The slot of `id`: the hinted record or the next one, else a search.
     fn find(&mut self, id: &str) -> Result<usize, usize> {
-        for i in [self.hint, self.hint + 1] {
-            if self.records.get(i).is_some_and(|r| r.alloc_id == id) {
+        // Walks go forward: try the next record, then the same one; first
+        // by address (the caller passes the record's own ID), then by value.
+        let near = [self.hint + 1, self.hint];
+        for i in near {
+            if self
+                .records
+                .get(i)
+                .is_some_and(|r| same_ptr(&r.alloc.id, id))
+            {
+                self.hint = i;
+                return Ok(i);
+            }
+        }
+        for i in near {
+            if self.records.get(i).is_some_and(|r| r.alloc.id == id) {
                 self.hint = i;
                 return Ok(i);
             }
@@ -369,7 +530,7 @@ impl Explain {
     /// Records (or re-records) the set and rule of an alloc.
     pub fn classify(
         &mut self,
-        alloc: &Allocation,
+        alloc: &Arc<Allocation>,
         set: AllocCategory,
         rule: ClassifyRule,
         default: Decision,
@@ -377,17 +538,8 @@ impl Explain {
         match self.find(&alloc.id) {
             Ok(i) => {
                 let r = &mut self.records[i];
-                if r.name != alloc.name {
-                    r.name.clone_from(&alloc.name);
-                }
-                if r.node_id != alloc.node_id {
-                    r.node_id.clone_from(&alloc.node_id);
-                }
-                if r.client_status != alloc.client_status.as_str() {
-                    r.client_status = alloc.client_status.as_str().to_string();
-                }
-                if r.task_group != alloc.task_group {
-                    r.task_group.clone_from(&alloc.task_group);
+                if !Arc::ptr_eq(&r.alloc, alloc) {
+                    r.alloc = Arc::clone(alloc);
                 }
                 r.set = set;
                 r.rule = rule;
@@ -395,8 +547,10 @@ impl Explain {
                 self.live[i] = true;
             }
             Err(i) => {
-                self.records.insert(i, record(alloc, set, rule, default));
+                self.records
+                    .insert(i, AllocDecision::new(Arc::clone(alloc), set, rule, default));
                 self.live.insert(i, true);
+                self.prefixes.insert(i, id_prefix(&alloc.id));
                 self.hint = i;
             }
         }
@@ -450,23 +604,5 @@ impl Explain {
             .zip(self.live)
             .filter_map(|(r, live)| live.then_some(r))
             .collect()
-    }
-}
-
-fn record(
-    alloc: &Allocation,
-    set: AllocCategory,
-    rule: ClassifyRule,
-    decision: Decision,
-) -> AllocDecision {
-    AllocDecision {
-        alloc_id: alloc.id.clone(),
-        name: alloc.name.clone(),
-        node_id: alloc.node_id.clone(),
-        client_status: alloc.client_status.as_str().to_string(),
-        task_group: alloc.task_group.clone(),
-        set,
-        rule,
-        decision,
     }
 }

@@ -13,7 +13,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UnknownOnUntaintedNode {
-    /// ≤ 1.6: ignored (not counted toward the group's count).
+    /// ≤ 1.6: ignored (not counted toward the group's count). In those
+    /// versions every `unknown` alloc that should run and has not expired
+    /// is ignored, whatever its reconnect marker says and whatever its
+    /// node's status (disconnected, down, gone or back), unless a tainted
+    /// but `ready` node already marks it as reconnecting (#12680).
     Ignore,
     /// 1.7.0 – 1.11.1 (PR #18701): untainted (counted, no picker).
     Untainted,
@@ -36,6 +40,21 @@ pub enum ReconnectMarker {
     AllocState,
 }
 
+/// Where the reconciler weighs a reconnecting alloc against its replacement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReconnectReconciliation {
+    /// ≤ 1.5.3 (1.4.0–1.4.8, 1.3.x before 1.3.14): reconnecting allocs stay
+    /// out of the untainted set; only when the group is over its count does
+    /// the over-count stop compare each with the untainted allocs of the
+    /// same name (newer job or strictly higher node score wins, both scores
+    /// needed). Reconnecting allocs never reach the update path (#14925).
+    InComputeStop,
+    /// ≥ 1.5.4 (PR #16609): reconnecting allocs are reconciled first against
+    /// their replacements and then join the untainted set.
+    First,
+}
+
 /// When a running alloc on a disconnected node gets its replacement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -45,6 +64,10 @@ pub enum DisconnectingReplacement {
     /// ≥ 1.7.0 (PR #18701; for `replace = true` blocks since PR #27053):
     /// following the group's reschedule policy (a delay makes a follow-up eval).
     ReschedulePolicy,
+    /// 1.8.0 – 1.11.1 (PR #19886 until PR #27053, `RescheduleTimeOnDisconnect`):
+    /// at once when the group has a `disconnect` block (whose `replace` the
+    /// API always sets, true by default); by the reschedule policy without one.
+    ImmediateWithBlock,
 }
 
 /// What happens to an `unknown` alloc whose lost_after has expired.
@@ -69,8 +92,9 @@ pub struct ReconcilerRules {
     /// Whether reconnected allocs are persisted as `ReconnectUpdates`
     /// (≥ 1.4.3, PR #15068). Off: they join untainted silently.
     pub emit_reconnect_updates: bool,
-    /// Replacement of disconnecting allocs: immediate (≤ 1.6) or by the
-    /// reschedule policy (≥ 1.7, PR #18701).
+    /// Replacement of disconnecting allocs: immediate (≤ 1.6), by the
+    /// reschedule policy (1.7, PR #18701; ≥ 1.11.2, PR #27053), or at once
+    /// when the group has a `disconnect` block (1.8.0 – 1.11.1).
     pub disconnecting_replacement: DisconnectingReplacement,
     /// Honour the legacy group fields `max_client_disconnect`,
     /// `stop_after_client_disconnect` and `prevent_reschedule_on_lost`
@@ -85,6 +109,9 @@ pub struct ReconcilerRules {
     /// `NeedsToReconnect` skips alloc states with an empty value, and
     /// `ForceReschedule` applies only to client-terminal allocs (PR #28445).
     pub pr_28445: bool,
+    /// Reconnecting allocs: inside the over-count stop (≤ 1.5.3) or first
+    /// (≥ 1.5.4, PR #16609).
+    pub reconnect_reconciliation: ReconnectReconciliation,
 }
 
 impl Default for ReconcilerRules {
@@ -104,6 +131,7 @@ impl ReconcilerRules {
         expired_allocs: ExpiredAllocs::AlwaysLost,
         last_unknown_from_run_start: true,
         pr_28445: true,
+        reconnect_reconciliation: ReconnectReconciliation::First,
     };
 
     /// Nomad 1.4.2, the last release with the task-event reconnect marker.
@@ -116,9 +144,10 @@ impl ReconcilerRules {
         expired_allocs: ExpiredAllocs::KeptWhenNoReplace,
         last_unknown_from_run_start: false,
         pr_28445: false,
+        reconnect_reconciliation: ReconnectReconciliation::InComputeStop,
     };
 
-    /// Nomad 1.4.3 – 1.6: alloc-state marker, persisted reconnects.
+    /// Nomad 1.4.3 – 1.5.3: alloc-state marker, persisted reconnects.
     pub const V1_4_3: ReconcilerRules = ReconcilerRules {
         reconnect_marker: ReconnectMarker::AllocState,
         emit_reconnect_updates: true,
@@ -128,7 +157,8 @@ impl ReconcilerRules {
     /// Nomad 1.8.0 – 1.9: the disconnect block, legacy fields still honoured.
     pub const V1_8_0: ReconcilerRules = ReconcilerRules {
         unknown_on_untainted_node: UnknownOnUntaintedNode::Untainted,
-        disconnecting_replacement: DisconnectingReplacement::ReschedulePolicy,
+        reconnect_reconciliation: ReconnectReconciliation::First,
+        disconnecting_replacement: DisconnectingReplacement::ImmediateWithBlock,
         ..ReconcilerRules::V1_4_3
     };
 

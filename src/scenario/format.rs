@@ -324,9 +324,10 @@ pub struct TaskSpec {
     pub kill_timeout: Option<Dur>,
 }
 
-/// One step of the script.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
+/// One step of the script. `Deserialize` is written by hand in
+/// [`super::action_de`] (it keeps the browser bundle small).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {
     /// Register a job, or a new version of it (full spec).
     RegisterJob {

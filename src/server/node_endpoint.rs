@@ -16,6 +16,7 @@ use crate::sim::queue::Tick;
 use crate::sim::rng::Rng;
 use crate::sim::trace::{TraceEvent, short};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Nomad's `nodeStatusTransitionRequiresEval`.
 pub fn transition_requires_eval(new: &NodeStatus, old: &NodeStatus) -> bool {
@@ -299,14 +300,14 @@ impl Server {
         }
         for job_id in jobs {
             let job = match self.state.jobs.get(&job_id) {
-                Some(record) => (*record.job).clone(),
+                Some(record) => Arc::clone(&record.job),
                 None => match self
                     .node_allocs(node)
                     .iter()
                     .find(|alloc| alloc.job_id == job_id)
                     .and_then(|alloc| alloc.job.clone())
                 {
-                    Some(job) => (*job).clone(),
+                    Some(job) => job,
                     None => continue,
                 },
             };
@@ -429,13 +430,13 @@ impl Server {
         }
         for (job_id, trigger) in job_evals {
             let job = match self.state.jobs.get(&job_id) {
-                Some(record) => (*record.job).clone(),
-                None => crate::model::Job {
+                Some(record) => Arc::clone(&record.job),
+                None => Arc::new(crate::model::Job {
                     id: job_id.clone(),
                     priority: 50,
                     job_type: JobType::Service,
                     ..crate::model::Job::default()
-                },
+                }),
             };
             self.create_eval(now, &job, &trigger, "", None, "", out);
         }
@@ -500,7 +501,7 @@ impl Server {
             self.put_alloc(updated);
         }
         for job_id in jobs {
-            if let Some(job) = self.state.jobs.get(&job_id).map(|r| (*r.job).clone()) {
+            if let Some(job) = self.state.jobs.get(&job_id).map(|r| Arc::clone(&r.job)) {
                 self.create_eval(now, &job, "node-drain", node, None, "", out);
             }
         }

@@ -485,7 +485,7 @@ impl Server {
             }
         }
         for job_id in preempting_jobs {
-            if let Some(job) = self.state.jobs.get(&job_id).map(|r| (*r.job).clone()) {
+            if let Some(job) = self.state.jobs.get(&job_id).map(|r| Arc::clone(&r.job)) {
                 self.create_eval(now, &job, "preemption", "", None, "", out);
             }
         }

@@ -45,8 +45,8 @@ type Placement = (String, String, Option<Arc<Allocation>>, bool, bool, bool);
 struct Usage {
     /// node → (cpu, mem) delta.
     used: BTreeMap<String, (i64, i64)>,
-    /// (node, job/group) → alloc delta.
-    collisions: BTreeMap<(String, String), i64>,
+    /// node → job/group → alloc delta (nested, so lookups borrow).
+    collisions: BTreeMap<String, BTreeMap<String, i64>>,
 }
 
 /// The reconciler switches of a profile.
@@ -55,11 +55,14 @@ pub fn reconciler_rules(
     version: crate::profile::Version,
 ) -> ReconcilerRules {
     use crate::reconciler::rules::{
-        DisconnectingReplacement, ExpiredAllocs, ReconnectMarker, UnknownOnUntaintedNode,
+        DisconnectingReplacement, ExpiredAllocs, ReconnectMarker, ReconnectReconciliation,
+        UnknownOnUntaintedNode,
     };
     let v = version;
     ReconcilerRules {
-        unknown_on_untainted_node: if v.at_least(2, 0, 3) {
+        // #27053 dropped the "unknown and should run → untainted" rule in
+        // 1.11.2 (and 2.0.0), so such allocs reconnect from then on.
+        unknown_on_untainted_node: if v.at_least(1, 11, 2) {
             UnknownOnUntaintedNode::Reconnecting
         } else if v.at_least(1, 7, 0) {
             UnknownOnUntaintedNode::Untainted
@@ -72,7 +75,11 @@ pub fn reconciler_rules(
             ReconnectMarker::TaskEvent
         },
         emit_reconnect_updates: rules.persist_reconnect_mark,
-        disconnecting_replacement: if v.at_least(1, 7, 0) {
+        disconnecting_replacement: if v.at_least(1, 11, 2) {
+            DisconnectingReplacement::ReschedulePolicy
+        } else if v.at_least(1, 8, 0) {
+            DisconnectingReplacement::ImmediateWithBlock
+        } else if v.at_least(1, 7, 0) {
             DisconnectingReplacement::ReschedulePolicy
         } else {
             DisconnectingReplacement::Immediate
@@ -85,7 +92,19 @@ pub fn reconciler_rules(
         },
         last_unknown_from_run_start: rules.last_unknown_earliest,
         pr_28445: v == crate::profile::Version::LATEST,
+        reconnect_reconciliation: if reconnect_reconciled_first(v) {
+            ReconnectReconciliation::First
+        } else {
+            ReconnectReconciliation::InComputeStop
+        },
     }
+}
+
+/// Whether `version` has #16609 (reconnecting allocs reconciled first):
+/// 1.5.4 and later, and the backports 1.4.9 and 1.3.14.
+fn reconnect_reconciled_first(version: crate::profile::Version) -> bool {
+    let v = version;
+    v.at_least(1, 5, 4) || (v.0 == 1 && v.1 == 4 && v.2 >= 9) || (v.0 == 1 && v.1 == 3 && v.2 >= 14)
 }
 
 /// The node reconciler switches of a profile.
@@ -93,8 +112,11 @@ pub fn node_rules(version: crate::profile::Version) -> NodeRules {
     let v = version;
     if v == crate::profile::Version::LATEST {
         NodeRules::HEAD
-    } else if v.at_least(2, 0, 0) {
+    } else if v.at_least(1, 11, 3) {
+        // 1.11.3 shipped #27605; its node reconciler equals 2.0.0's.
         NodeRules::V2_0_0
+    } else if v.at_least(1, 11, 2) {
+        NodeRules::V1_11_2
     } else if v.at_least(1, 11, 0) {
         NodeRules::V1_11_0
     } else if v.at_least(1, 10, 0) {
@@ -167,6 +189,7 @@ impl Server {
         let index = self.bump_index();
         let still_blocked = status == EvalStatus::Blocked;
         if let Some(record) = self.state.evals.get_mut(&id) {
+            let record = Arc::make_mut(record);
             record.eval.status = status.clone();
             record.eval.modify_index = index;
             record.eval.modify_time = tick_time(now);
@@ -203,18 +226,18 @@ impl Server {
 
     fn tainted_nodes(&self, allocs: &[Arc<Allocation>]) -> BTreeMap<String, Option<Node>> {
         let mut tainted = BTreeMap::new();
+        // One lookup per alloc; the output map is consulted only for the
+        // (few) tainted nodes.
         for alloc in allocs {
-            if tainted.contains_key(&alloc.node_id) {
-                continue;
-            }
             match self.state.nodes.get(&alloc.node_id) {
                 None => {
                     tainted.insert(alloc.node_id.clone(), None);
                 }
                 Some(record) => {
                     let node = &record.node;
-                    if matches!(node.status, NodeStatus::Down | NodeStatus::Disconnected)
-                        || node.draining()
+                    if (matches!(node.status, NodeStatus::Down | NodeStatus::Disconnected)
+                        || node.draining())
+                        && !tainted.contains_key(&alloc.node_id)
                     {
                         tainted.insert(alloc.node_id.clone(), Some(node.clone()));
                     }
@@ -483,8 +506,8 @@ impl Server {
                 )
             })
             .map(|d| AllocReason {
-                alloc: d.alloc_id.clone(),
-                name: d.name.clone(),
+                alloc: d.alloc_id().to_string(),
+                name: d.name().to_string(),
                 set: format!("{} -> {}", d.set.as_str(), d.decision.describe()),
                 reason: d.rule.describe().to_string(),
             })
@@ -698,10 +721,9 @@ impl Server {
         entry.1 += sign * mem as i64;
         *usage
             .collisions
-            .entry((
-                alloc.node_id.clone(),
-                super::group_key(&alloc.job_id, &alloc.task_group),
-            ))
+            .entry(alloc.node_id.clone())
+            .or_default()
+            .entry(super::group_key(&alloc.job_id, &alloc.task_group))
             .or_default() += sign;
     }
 
@@ -726,48 +748,6 @@ impl Server {
         )
     }
 
-    /// Live allocs of `key` (`job/group`) on `node` including the plan so far.
-    fn collisions(&self, node: &str, key: &str, usage: &Usage) -> u64 {
-        let base = self
-            .state
-            .group_counts
-            .get(node)
-            .and_then(|groups| groups.get(key))
-            .copied()
-            .unwrap_or(0);
-        // Only nodes the plan touched have a delta.
-        let delta = if usage.used.contains_key(node) {
-            usage
-                .collisions
-                .get(&(node.to_string(), key.to_string()))
-                .copied()
-                .unwrap_or(0)
-        } else {
-            0
-        };
-        (base as i64 + delta).max(0) as u64
-    }
-
-    /// Whether a node may run the group at all (ignoring resources).
-    fn node_feasible(&self, job: &Job, spec: &JobSpec, group: &str, node: &Node) -> bool {
-        if !node.ready() {
-            return false;
-        }
-        let in_dc = job
-            .datacenters
-            .iter()
-            .any(|dc| dc == "*" || *dc == node.datacenter);
-        let in_pool =
-            job.node_pool.is_empty() || job.node_pool == "all" || job.node_pool == node.node_pool;
-        let allowed = spec
-            .groups
-            .iter()
-            .find(|g| g.name == group)
-            .and_then(|g| g.nodes.as_ref())
-            .is_none_or(|nodes| nodes.contains(&node.id));
-        in_dc && in_pool && allowed
-    }
-
     /// Picks a node for one alloc of `group`: (node, normalized score,
     /// preempted alloc IDs). `only` restricts to one node (system jobs).
     #[allow(clippy::too_many_arguments)]
@@ -787,42 +767,66 @@ impl Server {
             group_spec.memory_mb.unwrap_or(128),
         );
         let count = u64::from(group_spec.count.unwrap_or(1)).max(1);
-        let mut best: Option<(f64, String)> = None;
-        let mut feasible_full = Vec::new();
+        let mut best: Option<(f64, &String)> = None;
+        let mut feasible_full: Vec<&String> = Vec::new();
         let group_key = super::group_key(&job.id, group);
+        // The usage and alloc-count tables are keyed by node ID like the
+        // node table: walk them alongside it instead of looking each up.
+        let mut node_usage = self.state.node_usage.iter().peekable();
+        let mut group_counts = self.state.group_counts.iter().peekable();
+        // The plan's deltas are keyed by node ID too.
+        let mut plan_used = usage.used.iter().peekable();
+        let mut plan_collisions = usage.collisions.iter().peekable();
         for (id, record) in &self.state.nodes {
             if only.is_some_and(|only| only != id) {
                 continue;
             }
-            if !self.node_feasible(job, spec, group, &record.node) {
+            if !node_feasible_for(job, group_spec, &record.node) {
                 continue;
             }
-            let (used_cpu, used_mem) = self.used(id, usage);
+            let (base_cpu, base_mem) =
+                advance_to(&mut node_usage, id).map_or((0, 0), |usage| *usage);
+            let (delta_cpu, delta_mem) =
+                advance_to(&mut plan_used, id).map_or((0, 0), |delta| *delta);
+            let used_cpu = (base_cpu as i64 + delta_cpu).max(0) as u64;
+            let used_mem = (base_mem as i64 + delta_mem).max(0) as u64;
             if used_cpu + need_cpu > record.cpu || used_mem + need_mem > record.memory_mb {
-                feasible_full.push(id.clone());
+                feasible_full.push(id);
                 continue;
             }
             let free_cpu = 1.0 - (used_cpu + need_cpu) as f64 / record.cpu.max(1) as f64;
             let free_mem = 1.0 - (used_mem + need_mem) as f64 / record.memory_mb.max(1) as f64;
             let total = 10f64.powf(free_cpu) + 10f64.powf(free_mem);
             let binpack = ((20.0 - total) / 18.0).clamp(0.0, 1.0);
-            let mut scores = vec![binpack];
-            let collisions = self.collisions(id, &group_key, usage);
+            // The mean of the scores that apply, summed in this order.
+            let mut sum = binpack;
+            let mut scores = 1.0;
+            let base_count = advance_to(&mut group_counts, id)
+                .and_then(|groups| groups.get(&group_key))
+                .copied()
+                .unwrap_or(0);
+            let delta_count = advance_to(&mut plan_collisions, id)
+                .and_then(|groups| groups.get(&group_key))
+                .copied()
+                .unwrap_or(0);
+            let collisions = (base_count as i64 + delta_count).max(0) as u64;
             if collisions > 0 {
-                scores.push(-((collisions + 1) as f64) / count as f64);
+                sum += -((collisions + 1) as f64) / count as f64;
+                scores += 1.0;
             }
             if penalty_node == Some(id.as_str()) {
-                scores.push(-1.0);
+                sum += -1.0;
+                scores += 1.0;
             }
-            let score = scores.iter().sum::<f64>() / scores.len() as f64;
+            let score = sum / scores;
             // Round so that the choice never depends on the last bits.
             let score = (score * 1e6).round() / 1e6;
             if best.as_ref().is_none_or(|(b, _)| score > *b) {
-                best = Some((score, id.clone()));
+                best = Some((score, id));
             }
         }
         if let Some((score, node)) = best {
-            return Some((node, score, Vec::new()));
+            return Some((node.clone(), score, Vec::new()));
         }
         let preemption = match job.job_type {
             JobType::System | JobType::SysBatch => self.config.preempt_system,
@@ -840,10 +844,10 @@ impl Server {
             .collect();
         let mut choice: Option<(usize, String, Vec<String>)> = None;
         for id in feasible_full {
-            let record = &self.state.nodes[&id];
-            let (used_cpu, used_mem) = self.used(&id, usage);
+            let record = &self.state.nodes[id];
+            let (used_cpu, used_mem) = self.used(id, usage);
             let mut candidates: Vec<Arc<Allocation>> = self
-                .node_allocs(&id)
+                .node_allocs(id)
                 .into_iter()
                 .filter(|a| !a.terminal_status() && !planned.contains(&a.id))
                 .filter(|a| {
@@ -1126,6 +1130,40 @@ impl Server {
             },
         )
     }
+}
+
+/// Walks a map iterator (sorted by node ID) up to `node`: its value for
+/// `node`, if it has one. Called with increasing `node`s, it visits every
+/// entry once.
+fn advance_to<'a, V>(
+    entries: &mut std::iter::Peekable<std::collections::btree_map::Iter<'a, String, V>>,
+    node: &str,
+) -> Option<&'a V> {
+    while entries.next_if(|(key, _)| key.as_str() < node).is_some() {}
+    entries
+        .peek()
+        .filter(|(key, _)| key.as_str() == node)
+        .map(|(_, value)| *value)
+}
+
+/// Whether a node may run the group at all (ignoring resources): ready,
+/// in one of the job's datacenters and its pool, allowed by the group's
+/// node list.
+fn node_feasible_for(job: &Job, group: &crate::scenario::format::GroupSpec, node: &Node) -> bool {
+    if !node.ready() {
+        return false;
+    }
+    let in_dc = job
+        .datacenters
+        .iter()
+        .any(|dc| dc == "*" || *dc == node.datacenter);
+    let in_pool =
+        job.node_pool.is_empty() || job.node_pool == "all" || job.node_pool == node.node_pool;
+    let allowed = group
+        .nodes
+        .as_ref()
+        .is_none_or(|nodes| nodes.contains(&node.id));
+    in_dc && in_pool && allowed
 }
 
 #[allow(dead_code)]

@@ -4,7 +4,6 @@
 
 use super::Sim;
 use crate::model::{ALLOC_STATE_FIELD_CLIENT_STATUS, ClientStatus, DesiredStatus, JobType};
-use std::collections::BTreeMap;
 
 /// Whether nothing is left to schedule right now: no ready or in-flight
 /// eval, no call in flight, no client update queued.
@@ -19,6 +18,29 @@ pub fn settled(sim: &Sim) -> bool {
             .all(|c| c.pending_updates.is_empty() && !c.update_in_flight)
 }
 
+/// The last [`check`] of a sim: its result and the state it saw, as the
+/// server's alloc write count and whether the cluster was settled.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CheckMemo {
+    key: Option<(u64, bool)>,
+    violations: Vec<String>,
+}
+
+/// [`check`], skipped when neither the allocs (every write bumps the
+/// server's write count) nor settledness changed since the last call. The
+/// memo lives in the sim, so a sim restored from a checkpoint carries the
+/// memo of its own past.
+pub fn check_cached(sim: &mut Sim) -> Vec<String> {
+    let key = (sim.server.state.alloc_writes, settled(sim));
+    if sim.check_memo.key != Some(key) {
+        sim.check_memo = CheckMemo {
+            key: Some(key),
+            violations: check(sim),
+        };
+    }
+    sim.check_memo.violations.clone()
+}
+
 /// The invariants that hold in every state.
 pub fn check(sim: &Sim) -> Vec<String> {
     let mut violations = Vec::new();
@@ -26,6 +48,9 @@ pub fn check(sim: &Sim) -> Vec<String> {
     // An alloc reconnects only if its last AllocState was unknown: every
     // non-unknown ClientStatus entry follows an unknown one.
     for alloc in state.allocs.values() {
+        if alloc.alloc_states.is_empty() {
+            continue;
+        }
         let mut previous: Option<&str> = None;
         for entry in alloc
             .alloc_states
@@ -43,32 +68,33 @@ pub fn check(sim: &Sim) -> Vec<String> {
     }
     if settled(sim) {
         // No two running allocs of a service job share a name once the
-        // reconciler has settled.
-        // Keyed by (job, group, name index): cheaper than the full name.
-        let mut running: BTreeMap<(&str, &str, u32), u32> = BTreeMap::new();
-        for alloc in state.allocs.values() {
-            let service = alloc
-                .job
-                .as_ref()
-                .is_some_and(|j| j.job_type == JobType::Service);
-            if service
-                && alloc.desired_status == DesiredStatus::Run
-                && alloc.client_status == ClientStatus::Running
-            {
-                *running
-                    .entry((
-                        alloc.job_id.as_str(),
-                        alloc.task_group.as_str(),
-                        alloc.name_index(),
-                    ))
-                    .or_default() += 1;
+        // reconciler has settled. One job at a time (in job ID order), its
+        // running allocs' (group, name index) sorted: equal neighbours
+        // share a name.
+        let mut running: Vec<(&str, u32)> = Vec::new();
+        for (job, allocs) in &state.allocs_by_job {
+            running.clear();
+            for alloc in allocs.values() {
+                let service = alloc
+                    .job
+                    .as_ref()
+                    .is_some_and(|j| j.job_type == JobType::Service);
+                if service
+                    && alloc.desired_status == DesiredStatus::Run
+                    && alloc.client_status == ClientStatus::Running
+                {
+                    running.push((alloc.task_group.as_str(), alloc.name_index()));
+                }
             }
-        }
-        for ((job, group, index), n) in running {
-            if n > 1 {
-                violations.push(format!(
-                    "{n} running allocs share the name {job}.{group}[{index}]"
-                ));
+            running.sort_unstable();
+            for same in running.chunk_by(|a, b| a == b) {
+                if same.len() > 1 {
+                    let (group, index) = same[0];
+                    violations.push(format!(
+                        "{} running allocs share the name {job}.{group}[{index}]",
+                        same.len()
+                    ));
+                }
             }
         }
     }

@@ -162,7 +162,7 @@ impl Session {
                 },
             });
         }
-        for violation in super::check::check(&self.sim) {
+        for violation in super::check::check_cached(&mut self.sim) {
             self.sim.pending_trace.push(TraceEntry {
                 step: self.cursor,
                 tick: self.sim.tick,
@@ -288,5 +288,142 @@ impl Session {
     /// Rough bytes held by checkpoints and records (for the bench report).
     pub fn checkpoint_count(&self) -> usize {
         self.checkpoints.len()
+    }
+}
+
+/// An edit of the action log in the script editor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ScriptEdit {
+    /// Insert an action before position `index` (`index` = the log's length appends).
+    Insert {
+        /// Position of the new action.
+        index: usize,
+        /// The action.
+        action: Action,
+    },
+    /// Replace the action at `index`.
+    Replace {
+        /// Position of the action.
+        index: usize,
+        /// The new action.
+        action: Action,
+    },
+    /// Remove the action at `index`.
+    Remove {
+        /// Position of the action.
+        index: usize,
+    },
+    /// Move the action at `from` so that it ends up at position `to`.
+    Move {
+        /// Current position.
+        from: usize,
+        /// New position.
+        to: usize,
+    },
+}
+
+/// An edit of the action log could not be applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScriptEditError {
+    /// The position is past the end of the log.
+    #[error("no action at position {index} (the script has {len})")]
+    OutOfRange {
+        /// The position asked for.
+        index: usize,
+        /// The log's length.
+        len: usize,
+    },
+    /// There is no such branch.
+    #[error("no branch {index} (there are {count})")]
+    NoBranch {
+        /// The branch asked for.
+        index: usize,
+        /// How many branches there are.
+        count: usize,
+    },
+}
+
+impl Session {
+    /// Edits the action log. An edit at a step already applied (before the
+    /// cursor) forks: the old log is kept as a branch, and the new one is
+    /// re-simulated up to the same step (or its end, if it got shorter).
+    /// An edit of the future changes the log in place.
+    pub fn edit_script(&mut self, edit: ScriptEdit) -> Result<(), ScriptEditError> {
+        let len = self.actions.len();
+        let check = |index: usize, limit: usize| {
+            if index < limit {
+                Ok(())
+            } else {
+                Err(ScriptEditError::OutOfRange { index, len })
+            }
+        };
+        let mut actions = self.actions.clone();
+        let first_changed = match edit {
+            ScriptEdit::Insert { index, action } => {
+                check(index, len + 1)?;
+                actions.insert(index, action);
+                index
+            }
+            ScriptEdit::Replace { index, action } => {
+                check(index, len)?;
+                actions[index] = action;
+                index
+            }
+            ScriptEdit::Remove { index } => {
+                check(index, len)?;
+                actions.remove(index);
+                index
+            }
+            ScriptEdit::Move { from, to } => {
+                check(from, len)?;
+                check(to, len)?;
+                let action = actions.remove(from);
+                actions.insert(to, action);
+                from.min(to)
+            }
+        };
+        if actions == self.actions {
+            return Ok(());
+        }
+        if first_changed < self.cursor {
+            self.branches.push(Branch {
+                forked_at: first_changed,
+                actions: self.actions.clone(),
+            });
+        }
+        self.replace_log(actions, first_changed);
+        Ok(())
+    }
+
+    /// Makes branch `index` the current log; the current log takes its
+    /// place in the list, so switching again comes back. The session stays
+    /// at the same step (or the branch's end, if it is shorter).
+    pub fn switch_branch(&mut self, index: usize) -> Result<(), ScriptEditError> {
+        let count = self.branches.len();
+        let branch = self
+            .branches
+            .get_mut(index)
+            .ok_or(ScriptEditError::NoBranch { index, count })?;
+        let actions = std::mem::replace(&mut branch.actions, self.actions.clone());
+        let common = actions
+            .iter()
+            .zip(&self.actions)
+            .take_while(|(a, b)| a == b)
+            .count();
+        self.replace_log(actions, common);
+        Ok(())
+    }
+
+    /// Swaps in a new log whose first `first_changed` actions equal the old
+    /// one's: forgets what was computed past them and replays up to the same step.
+    fn replace_log(&mut self, actions: Vec<Action>, first_changed: usize) {
+        let target = self.cursor.min(actions.len());
+        self.actions = actions;
+        self.records.truncate(first_changed + 1);
+        self.checkpoints.retain(|(step, _)| *step <= first_changed);
+        if self.cursor > first_changed {
+            self.jump(first_changed);
+        }
+        self.jump(target);
     }
 }

@@ -3,16 +3,23 @@
 //! decision of its own.
 
 mod components;
+pub mod sharing;
 pub mod state;
+pub mod storage;
+pub mod worker;
 
 use components::calls::CallDock;
 use components::cluster::ClusterPanel;
+use components::compare::ComparePanel;
 use components::evals::EvalQueue;
+use components::explore::ExplorePanel;
 use components::inspector::Inspector;
 use components::jobs::JobsPanel;
 use components::lessons::{LessonCard, LessonList};
+use components::script::ScriptEditor;
 use components::scrubber::Scrubber;
 use components::sequence::SequenceDiagram;
+use components::share::ShareBar;
 use components::topbar::TopBar;
 use components::tracelog::TraceLog;
 use nomad_playground::playground::Command;
@@ -38,9 +45,11 @@ pub fn key_action(key: &str, shift: bool) -> Option<Action> {
 /// The root component.
 #[component]
 pub fn App() -> Html {
-    let state = use_reducer(|| AppState {
-        speed_ms: 500,
-        ..AppState::default()
+    let state = use_reducer(|| {
+        sharing::startup(AppState {
+            speed_ms: 500,
+            ..AppState::default()
+        })
     });
     let dark = use_state(|| None::<bool>);
 
@@ -49,6 +58,9 @@ pub fn App() -> Html {
         browser::use_keyboard(state.clone());
         browser::use_autoplay(state.clone());
         browser::use_theme(*dark);
+        sharing::use_autosave(state.clone());
+        sharing::use_hash_links(state.clone());
+        sharing::use_file_drop(state.clone());
     }
 
     let on_theme = {
@@ -73,8 +85,10 @@ pub fn App() -> Html {
                 <div class="column-left">
                     <ClusterPanel state={state.clone()} />
                     <JobsPanel state={state.clone()} />
+                    <ScriptEditor state={state.clone()} />
                 </div>
                 <div class="column-center">
+                    <ComparePanel state={state.clone()} />
                     <SequenceDiagram state={state.clone()} />
                     <CallDock state={state.clone()} />
                     <TraceLog state={state.clone()} />
@@ -83,6 +97,7 @@ pub fn App() -> Html {
                     <LessonCard state={state.clone()} />
                     <EvalQueue state={state.clone()} />
                     <Inspector state={state.clone()} />
+                    <ExplorePanel state={state.clone()} />
                 </div>
             </main>
         },
@@ -91,6 +106,7 @@ pub fn App() -> Html {
         <div class="app">
             <TopBar state={state.clone()} {on_theme} {on_home} />
             { for message }
+            { if state.screen == Screen::Playground { html! { <ShareBar state={state.clone()} /> } } else { html! {} } }
             { body }
             { if state.screen == Screen::Playground { html! { <Scrubber state={state.clone()} /> } } else { html! {} } }
         </div>
@@ -119,6 +135,10 @@ mod browser {
                         return;
                     };
                     if event.ctrl_key() || event.meta_key() || event.alt_key() {
+                        return;
+                    }
+                    // A widget that handled the key itself (a picked-up call chip) keeps it.
+                    if event.default_prevented() {
                         return;
                     }
                     // Keys belong to the focused widget when it is a form control or a button.

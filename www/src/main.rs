@@ -1,6 +1,10 @@
-//! Entry point of the browser app: mounts the Yew root component.
+//! Entry point of the browser app: mounts the Yew root component. The
+//! explore worker (`static/explore-worker.js`) loads the same module, where
+//! there is no window and nothing is mounted.
 
 fn main() {
     #[cfg(target_arch = "wasm32")]
-    yew::Renderer::<www::App>::new().render();
+    if web_sys::window().is_some() {
+        yew::Renderer::<www::App>::new().render();
+    }
 }

@@ -49,6 +49,18 @@ impl Session {
         self.inner = Rc::new(RefCell::new(playground));
         self.revision += 1;
     }
+
+    /// Whether both are the same run (not replaced by another scenario
+    /// since), whatever happened in it.
+    pub fn same_run(&self, other: &Session) -> bool {
+        Rc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// Compare mode: replays `leader`'s log up to its step.
+    fn follow(&mut self, leader: &Session) {
+        self.inner.borrow_mut().follow(&leader.get());
+        self.revision += 1;
+    }
 }
 
 /// The app's state.
@@ -66,6 +78,10 @@ pub struct AppState {
     pub screen: Screen,
     /// A message for the user (a failed load, a refused command).
     pub message: Option<String>,
+    /// The importer's warnings about the scenario just imported.
+    pub warnings: Vec<String>,
+    /// Compare mode: the same log under a second profile (run B), stepped with the session.
+    pub compare: Option<Session>,
 }
 
 /// The screens of the app.
@@ -97,6 +113,15 @@ pub enum Action {
     ShowLessons,
     /// Open a scenario from JSON text (pasted or read from a file).
     OpenJson(String),
+    /// Open a session made elsewhere (a link, an import, the autosave),
+    /// with the importer's warnings.
+    Open(Box<Playground>, Vec<String>),
+    /// Show a message; the current work is untouched (a bad link or import).
+    ShowMessage(String),
+    /// Hide the import warnings.
+    DismissWarnings,
+    /// Start compare mode against a profile, or stop it (`None`).
+    CompareWith(Option<String>),
 }
 
 impl Reducible for AppState {
@@ -112,6 +137,9 @@ impl Reducible for AppState {
                 if stops_play || !next.session.get().view().can_step {
                     next.playing = false;
                 }
+                if let Some(compare) = next.compare.as_mut() {
+                    compare.follow(&next.session);
+                }
             }
             Action::Select(selection) => next.selection = selection,
             Action::TogglePlay => next.playing = !next.playing,
@@ -120,24 +148,53 @@ impl Reducible for AppState {
             Action::OpenBuiltin(id) => match Playground::builtin(&id) {
                 Ok(playground) => {
                     next.session.replace(playground);
+                    next.compare = None;
                     next.screen = Screen::Playground;
                     next.selection = Selection::None;
                     next.playing = false;
                     next.message = None;
+                    next.warnings.clear();
                 }
                 Err(err) => next.message = Some(format!("could not open {id}: {err}")),
             },
             Action::OpenJson(json) => match Playground::load(&json, None) {
                 Ok(playground) => {
                     next.session.replace(playground);
+                    next.compare = None;
                     next.screen = Screen::Playground;
                     next.selection = Selection::None;
                     next.playing = false;
                     next.message = None;
+                    next.warnings.clear();
                 }
                 // The current session is untouched: only the message changes.
                 Err(err) => next.message = Some(format!("could not open the scenario: {err}")),
             },
+            Action::CompareWith(profile) => {
+                next.compare = None;
+                if let Some(profile) = profile {
+                    match next.session.get().with_profile(&profile) {
+                        Ok(playground) => {
+                            next.compare = Some(Session {
+                                inner: Rc::new(RefCell::new(playground)),
+                                revision: 0,
+                            });
+                        }
+                        Err(err) => next.message = Some(format!("could not compare: {err}")),
+                    }
+                }
+            }
+            Action::Open(playground, warnings) => {
+                next.session.replace(*playground);
+                next.compare = None;
+                next.screen = Screen::Playground;
+                next.selection = Selection::None;
+                next.playing = false;
+                next.message = None;
+                next.warnings = warnings;
+            }
+            Action::ShowMessage(message) => next.message = Some(message),
+            Action::DismissWarnings => next.warnings.clear(),
             Action::ShowLessons => {
                 next.screen = Screen::Lessons;
                 next.playing = false;

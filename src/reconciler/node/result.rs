@@ -4,6 +4,7 @@
 //! decisions.
 
 use crate::model::{Allocation, Deployment, DeploymentStatusUpdate};
+use crate::reconciler::reasons::AllocCategory;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -127,6 +128,33 @@ impl NodeRule {
         }
     }
 
+    /// The set of Nomad's alloc classification (`filterByTainted` in the
+    /// cluster reconciler) this rule corresponds to; `None` for a placement
+    /// of a missing name, which has no alloc. Rules checked before the node
+    /// is looked at (not required) count as filtered; terminal sysbatch
+    /// allocs and allocs on working nodes as untainted.
+    pub fn category(self) -> Option<AllocCategory> {
+        Some(match self {
+            NodeRule::NotRequired => AllocCategory::Filtered,
+            NodeRule::MigrateTransition => AllocCategory::Migrate,
+            NodeRule::Expired => AllocCategory::Expiring,
+            NodeRule::UnknownAwaitingReconnect
+            | NodeRule::SysbatchFinishedOnTaintedNode
+            | NodeRule::TaintedNodeNotDown => AllocCategory::Ignore,
+            NodeRule::Reconnected => AllocCategory::Reconnecting,
+            NodeRule::NodeDisconnected => AllocCategory::Disconnecting,
+            NodeRule::NodeGone | NodeRule::NodeDown => AllocCategory::Lost,
+            NodeRule::NotReadyNodeJobChanged
+            | NodeRule::NotReadyNode
+            | NodeRule::NodeNotTargeted
+            | NodeRule::JobChanged
+            | NodeRule::UpToDate
+            | NodeRule::TerminalSysbatchJobChanged
+            | NodeRule::TerminalSysbatchDone => AllocCategory::Untainted,
+            NodeRule::Missing => return None,
+        })
+    }
+
     /// A short human description, for "why was this allocation stopped?".
     pub fn describe(self) -> &'static str {
         match self {
@@ -181,6 +209,26 @@ impl AllocTuple {
     /// The alloc's ID, if the entry has an alloc.
     pub fn alloc_id(&self) -> Option<&str> {
         self.alloc.as_ref().map(|a| a.id.as_str())
+    }
+
+    /// What was decided for the entry, e.g. `stop`, `stop as lost`,
+    /// `mark unknown`, `update (canary)`, `place (replacing a1)`.
+    pub fn decision(&self) -> String {
+        let text = match self.set() {
+            NodeSet::Place => "place",
+            NodeSet::Update => "update",
+            NodeSet::Migrate => "migrate",
+            NodeSet::Stop => "stop",
+            NodeSet::Ignore => "ignore",
+            NodeSet::Lost => "stop as lost",
+            NodeSet::Disconnecting => "mark unknown",
+            NodeSet::Reconnecting => "reconnect",
+        };
+        match (self.set(), self.alloc_id()) {
+            (NodeSet::Place, Some(previous)) => format!("{text} (replacing {previous})"),
+            _ if self.canary => format!("{text} (canary)"),
+            _ => text.to_string(),
+        }
     }
 
     /// One line for logs and the UI, e.g.

@@ -15,7 +15,8 @@ pub struct ClusterPanelProps {
 
 const DRAG_TYPE: &str = "text/plain";
 
-fn status_glyph(status: &str) -> &'static str {
+/// The glyph of a node status light.
+pub fn status_glyph(status: &str) -> &'static str {
     match status {
         "ready" => "✓",
         "down" => "✕",

@@ -1,6 +1,8 @@
 //! The start page: the built-in scenarios as lessons, and the narration card
 //! shown beside a lesson while it plays.
 
+use super::import::ImportPanel;
+use super::share::RecoverEntry;
 use crate::state::{Action, AppState};
 use nomad_playground::playground::BUILTIN_SCENARIOS;
 use yew::prelude::*;
@@ -32,6 +34,7 @@ pub fn LessonList(props: &LessonListProps) -> Html {
         <section class="lessons" data-testid="lessons" aria-label="Lessons">
             <h1>{ "Learn how Nomad handles disconnected clients" }</h1>
             <p class="muted">{ "Each lesson is a scenario you step through. Switch the Nomad version to watch a bug appear and disappear. The last step hands you the sandbox." }</p>
+            <RecoverEntry state={props.state.clone()} />
             <ul class="lesson-list">
                 { for BUILTIN_SCENARIOS.iter().map(|scenario| {
                     let (title, description) = summary(scenario.json);
@@ -56,6 +59,7 @@ pub fn LessonList(props: &LessonListProps) -> Html {
             <textarea class="scenario-input" data-testid="scenario-input" aria-label="Scenario JSON" rows="6"
                       value={(*text).clone()} oninput={on_input} spellcheck="false" />
             <div><button data-testid="scenario-open" onclick={open} disabled={text.trim().is_empty()}>{ "Open scenario" }</button></div>
+            <ImportPanel state={props.state.clone()} />
         </section>
     }
 }

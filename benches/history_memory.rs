@@ -1,0 +1,126 @@
+//! The memory a session's history holds: 1,000 steps over the bench
+//! cluster (500 nodes, 5,000 allocs, a 10-minute partition of 20% of the
+//! nodes and its healing), counted byte for byte by a counting global
+//! allocator (heap bytes allocated and not yet freed), not by the resident
+//! set. Fails if the session holds more than [`BUDGET`]. Also prints what
+//! one copy of each part of the world would cost (the bytes a clone
+//! allocates: parts shared through `Arc` cost only their pointers).
+//!
+//! Run with `cargo bench --bench history_memory`.
+
+#[path = "support/cluster.rs"]
+mod cluster;
+
+use nomad_playground::sim::history::Session;
+use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
+use std::alloc::System;
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// The most a 1,000-step session at this size may hold.
+const BUDGET: usize = 64 * 1024 * 1024;
+
+/// Heap bytes allocated and not freed so far.
+fn live_bytes() -> usize {
+    let stats = GLOBAL.stats();
+    stats
+        .bytes_allocated
+        .saturating_sub(stats.bytes_deallocated)
+}
+
+/// The heap bytes `make` allocates for what it returns.
+fn made_bytes<T>(make: impl FnOnce() -> T) -> usize {
+    let before = live_bytes();
+    let made = make();
+    let bytes = live_bytes().saturating_sub(before);
+    drop(made);
+    bytes
+}
+
+/// The heap bytes a clone of `value` allocates.
+fn clone_bytes<T: Clone>(value: &T) -> usize {
+    made_bytes(|| value.clone())
+}
+
+fn mb(bytes: usize) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; nothing else is parsed.
+    let profiles = [("lost", cluster::LOST), ("reconnect", cluster::RECONNECT)];
+    let mut over = Vec::new();
+    for (label, lost_after) in profiles {
+        let scenario = cluster::cluster(cluster::thousand_steps(), 50, lost_after);
+        let before = live_bytes();
+        let mut session = Session::new(scenario, None).expect("session");
+        session.run_to_end();
+        let held = live_bytes().saturating_sub(before);
+        let sim = session.sim();
+        let state = &sim.server.state;
+        println!(
+            "history of {} steps (allocs {label}): {} held by the session ({} bytes, {} checkpoints, {} allocs, {} evals)",
+            session.cursor(),
+            mb(held),
+            held,
+            session.checkpoint_count(),
+            state.allocs.len(),
+            state.evals.len(),
+        );
+        let parts = [
+            ("world (one Sim clone)", clone_bytes(sim)),
+            ("  server.state.allocs", clone_bytes(&state.allocs)),
+            (
+                "  server.state.allocs_by_node",
+                clone_bytes(&state.allocs_by_node),
+            ),
+            (
+                "  server.state.allocs_by_job",
+                clone_bytes(&state.allocs_by_job),
+            ),
+            (
+                "  server.state.allocs_by_name",
+                clone_bytes(&state.allocs_by_name),
+            ),
+            ("  server.state.evals", clone_bytes(&state.evals)),
+            ("  server.state.eval_order", clone_bytes(&state.eval_order)),
+            ("  server.state.nodes", clone_bytes(&state.nodes)),
+            ("  server.state.jobs", clone_bytes(&state.jobs)),
+            ("  server.state.broker", clone_bytes(&state.broker)),
+            (
+                "  server.state.heartbeat_timers",
+                clone_bytes(&state.heartbeat_timers),
+            ),
+            ("  server.state.node_usage", clone_bytes(&state.node_usage)),
+            (
+                "  server.state.group_counts",
+                clone_bytes(&state.group_counts),
+            ),
+            ("  clients", clone_bytes(&sim.clients)),
+            ("  queue", clone_bytes(&sim.queue)),
+            ("  net", clone_bytes(&sim.net)),
+            ("trace records", made_bytes(|| session.records().to_vec())),
+        ];
+        for (name, bytes) in parts {
+            println!("  {name:<34} {:>10}", mb(bytes));
+        }
+        if held > BUDGET {
+            over.push(format!("{label}: {} > {}", mb(held), mb(BUDGET)));
+        }
+        drop(session);
+        // The same run with only the step-0 checkpoint: what the world and
+        // the trace hold without the history's checkpoints.
+        let scenario = cluster::cluster(cluster::thousand_steps(), 100_000, lost_after);
+        let before = live_bytes();
+        let mut session = Session::new(scenario, None).expect("session");
+        session.run_to_end();
+        let bare = live_bytes().saturating_sub(before);
+        println!(
+            "  without checkpoints after step 0: {} ({} of it the trace records)",
+            mb(bare),
+            mb(made_bytes(|| session.records().to_vec()))
+        );
+    }
+    assert!(over.is_empty(), "history over budget: {over:?}");
+}

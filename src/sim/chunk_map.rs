@@ -1,0 +1,348 @@
+//! A sorted map whose clones share structure, for the state store's big
+//! tables. The entries live in sorted chunks of a few dozen behind `Arc`s:
+//! cloning the map copies one pointer per chunk, and a write copies only
+//! the chunk it touches, and only while another clone still shares it.
+//!
+//! The history keeps a clone of the whole world every few steps
+//! ([`super::history`]); with the tables in these maps, those clones share
+//! every chunk the steps in between left alone. Lookups cost about what a
+//! `BTreeMap`'s do (two binary searches), and iteration is in key order.
+
+use serde::de::{Deserialize, Deserializer};
+use serde::ser::{Serialize, Serializer};
+use std::borrow::Borrow;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// Entries per chunk when a map is built; a chunk splits in two when it
+/// grows past twice this.
+const CHUNK: usize = 32;
+
+/// A sorted map of chunks shared between clones (see the module docs).
+pub struct ChunkMap<K, V> {
+    /// Non-empty sorted chunks; every key of a chunk is below every key of
+    /// the next one.
+    chunks: Vec<Arc<Vec<(K, V)>>>,
+    len: usize,
+}
+
+impl<K, V> Clone for ChunkMap<K, V> {
+    fn clone(&self) -> Self {
+        ChunkMap {
+            chunks: self.chunks.clone(),
+            len: self.len,
+        }
+    }
+}
+
+impl<K, V> Default for ChunkMap<K, V> {
+    fn default() -> Self {
+        ChunkMap {
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<K: Ord, V> ChunkMap<K, V> {
+    /// An empty map.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the map is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The chunk that holds `key` or would: the last one whose first key is
+    /// not above it (the first chunk for a key below all).
+    fn chunk_for<Q>(&self, key: &Q) -> usize
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        self.chunks
+            .partition_point(|chunk| chunk[0].0.borrow() <= key)
+            .saturating_sub(1)
+    }
+
+    /// (chunk, position) of `key`.
+    fn find<Q>(&self, key: &Q) -> Option<(usize, usize)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        let chunk_idx = self.chunk_for(key);
+        let chunk = self.chunks.get(chunk_idx)?;
+        chunk
+            .binary_search_by(|(k, _)| k.borrow().cmp(key))
+            .ok()
+            .map(|entry_idx| (chunk_idx, entry_idx))
+    }
+
+    /// The value of `key`.
+    pub fn get<Q>(&self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        let (chunk_idx, entry_idx) = self.find(key)?;
+        Some(&self.chunks[chunk_idx][entry_idx].1)
+    }
+
+    /// Whether `key` is present.
+    pub fn contains_key<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        self.find(key).is_some()
+    }
+
+    /// Entries in key order.
+    pub fn iter(&self) -> Iter<'_, K, V> {
+        self.into_iter()
+    }
+
+    /// Keys in order.
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &K> + Clone {
+        self.iter().map(|(k, _)| k)
+    }
+
+    /// Values in key order.
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &V> + Clone {
+        self.iter().map(|(_, v)| v)
+    }
+}
+
+impl<K: Ord + Clone, V: Clone> ChunkMap<K, V> {
+    /// The value of `key`, to change (copies its chunk if a clone shares it).
+    pub fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        let (chunk_idx, entry_idx) = self.find(key)?;
+        Some(&mut Arc::make_mut(&mut self.chunks[chunk_idx])[entry_idx].1)
+    }
+
+    /// Inserts or replaces; returns the old value.
+    pub fn insert(&mut self, key: K, value: V) -> Option<V> {
+        if self.chunks.is_empty() {
+            self.chunks.push(Arc::new(vec![(key, value)]));
+            self.len = 1;
+            return None;
+        }
+        let chunk_idx = self.chunk_for(&key);
+        let chunk = Arc::make_mut(&mut self.chunks[chunk_idx]);
+        match chunk.binary_search_by(|(k, _)| k.cmp(&key)) {
+            Ok(entry_idx) => Some(std::mem::replace(&mut chunk[entry_idx].1, value)),
+            Err(entry_idx) => {
+                chunk.insert(entry_idx, (key, value));
+                self.len += 1;
+                if chunk.len() > 2 * CHUNK {
+                    let upper = chunk.split_off(chunk.len() / 2);
+                    self.chunks.insert(chunk_idx + 1, Arc::new(upper));
+                }
+                None
+            }
+        }
+    }
+
+    /// The value of `key`, inserted by `make` first if absent.
+    pub fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
+        if !self.contains_key(&key) {
+            self.insert(key.clone(), make());
+        }
+        let (chunk_idx, entry_idx) = self.find(&key).expect("the key was just inserted");
+        &mut Arc::make_mut(&mut self.chunks[chunk_idx])[entry_idx].1
+    }
+
+    /// Removes `key`; returns its value.
+    pub fn remove<Q>(&mut self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        let (chunk_idx, entry_idx) = self.find(key)?;
+        let chunk = Arc::make_mut(&mut self.chunks[chunk_idx]);
+        let (_, value) = chunk.remove(entry_idx);
+        if chunk.is_empty() {
+            self.chunks.remove(chunk_idx);
+        }
+        self.len -= 1;
+        Some(value)
+    }
+}
+
+/// One entry as a pair of references.
+type EntryRef<'a, K, V> = fn(&'a (K, V)) -> (&'a K, &'a V);
+/// A chunk's entries as pairs of references.
+type ChunkEntries<'a, K, V> = std::iter::Map<std::slice::Iter<'a, (K, V)>, EntryRef<'a, K, V>>;
+
+/// A chunk's entries, from the chunk.
+type ChunkToEntries<'a, K, V> = fn(&'a Arc<Vec<(K, V)>>) -> ChunkEntries<'a, K, V>;
+/// Every chunk's entries in turn.
+type AllEntries<'a, K, V> = std::iter::FlatMap<
+    std::slice::Iter<'a, Arc<Vec<(K, V)>>>,
+    ChunkEntries<'a, K, V>,
+    ChunkToEntries<'a, K, V>,
+>;
+
+/// The entries of a [`ChunkMap`] in key order.
+pub struct Iter<'a, K, V> {
+    inner: AllEntries<'a, K, V>,
+}
+
+impl<K, V> Clone for Iter<'_, K, V> {
+    fn clone(&self) -> Self {
+        Iter {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<'a, K, V> Iterator for Iter<'a, K, V> {
+    type Item = (&'a K, &'a V);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.inner.next()
+    }
+}
+
+impl<K, V> DoubleEndedIterator for Iter<'_, K, V> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.inner.next_back()
+    }
+}
+
+impl<'a, K, V> IntoIterator for &'a ChunkMap<K, V> {
+    type Item = (&'a K, &'a V);
+    type IntoIter = Iter<'a, K, V>;
+
+    fn into_iter(self) -> Iter<'a, K, V> {
+        fn pair<K, V>(entry: &(K, V)) -> (&K, &V) {
+            (&entry.0, &entry.1)
+        }
+        fn entries<K, V>(chunk: &Arc<Vec<(K, V)>>) -> ChunkEntries<'_, K, V> {
+            chunk.iter().map(pair as EntryRef<'_, K, V>)
+        }
+        Iter {
+            inner: self
+                .chunks
+                .iter()
+                .flat_map(entries as ChunkToEntries<'a, K, V>),
+        }
+    }
+}
+
+impl<K: Ord, V> FromIterator<(K, V)> for ChunkMap<K, V> {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(entries: I) -> Self {
+        // Sorted and deduplicated (the last value wins) as a BTreeMap would.
+        let sorted: BTreeMap<K, V> = entries.into_iter().collect();
+        let len = sorted.len();
+        let mut chunks = Vec::new();
+        let mut chunk = Vec::with_capacity(CHUNK);
+        for entry in sorted {
+            chunk.push(entry);
+            if chunk.len() == CHUNK {
+                chunks.push(Arc::new(std::mem::replace(
+                    &mut chunk,
+                    Vec::with_capacity(CHUNK),
+                )));
+            }
+        }
+        if !chunk.is_empty() {
+            chunks.push(Arc::new(chunk));
+        }
+        ChunkMap { chunks, len }
+    }
+}
+
+impl<K, Q, V> std::ops::Index<&Q> for ChunkMap<K, V>
+where
+    K: Ord + Borrow<Q>,
+    Q: Ord + ?Sized,
+{
+    type Output = V;
+
+    fn index(&self, key: &Q) -> &V {
+        self.get(key).expect("no entry found for key")
+    }
+}
+
+impl<K: PartialEq, V: PartialEq> PartialEq for ChunkMap<K, V> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len
+            && self
+                .chunks
+                .iter()
+                .flat_map(|chunk| chunk.iter())
+                .eq(other.chunks.iter().flat_map(|chunk| chunk.iter()))
+    }
+}
+
+impl<K: fmt::Debug, V: fmt::Debug> fmt::Debug for ChunkMap<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self).finish()
+    }
+}
+
+impl<K: Serialize, V: Serialize> Serialize for ChunkMap<K, V> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self)
+    }
+}
+
+impl<'de, K: Ord + Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for ChunkMap<K, V> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let entries = BTreeMap::<K, V>::deserialize(deserializer)?;
+        Ok(entries.into_iter().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ChunkMap;
+    use std::collections::BTreeMap;
+
+    /// The map agrees with a BTreeMap through inserts, replacements and
+    /// removals in a scrambled order, and a clone taken midway keeps its
+    /// own contents.
+    #[test]
+    fn agrees_with_btree_map_and_clones_stay_apart() {
+        let mut map = ChunkMap::new();
+        let mut model = BTreeMap::new();
+        let mut snapshot = None;
+        for step in 0..2_000u64 {
+            let key = (step * 7_919) % 1_009;
+            if step % 5 == 4 {
+                assert_eq!(map.remove(&key), model.remove(&key));
+            } else {
+                assert_eq!(map.insert(key, step), model.insert(key, step));
+            }
+            if step == 1_000 {
+                snapshot = Some((map.clone(), model.clone()));
+            }
+        }
+        assert_eq!(map.len(), model.len());
+        assert!(map.iter().eq(model.iter()));
+        assert!(map.iter().rev().eq(model.iter().rev()));
+        for key in 0..1_100u64 {
+            assert_eq!(map.get(&key), model.get(&key));
+        }
+        *map.get_or_insert_with(5_000, || 1) += 1;
+        assert_eq!(map.get(&5_000), Some(&2));
+        let (old_map, old_model) = snapshot.expect("taken at step 1000");
+        assert!(old_map.iter().eq(old_model.iter()));
+        let rebuilt: ChunkMap<u64, u64> = old_model.into_iter().collect();
+        assert_eq!(rebuilt, old_map);
+    }
+}

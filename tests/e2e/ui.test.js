@@ -1,0 +1,328 @@
+// Compare mode, the script editor and the accessibility of the playground screen, in headless
+// Chromium against `cargo xtask dist`.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { launch, openPage } = require('./helpers');
+
+let browser;
+test.before(async () => { browser = await launch(); });
+test.after(async () => { await browser.close(); });
+
+async function openLesson(id, { profile, viewport } = {}) {
+  const opened = await openPage(browser, '/', viewport ? { viewport } : {});
+  const { page } = opened;
+  await page.getByTestId(`lesson-${id}`).click();
+  await page.getByTestId('cluster').waitFor();
+  if (profile) {
+    await page.getByTestId('profile').selectOption(profile);
+    await page.getByTestId('profile').and(page.locator(`:has(option[value="${profile}"]:checked)`)).waitFor();
+  }
+  return opened;
+}
+
+async function waitForStep(page, step) {
+  await page.getByTestId('step-counter').filter({ hasText: new RegExp(`^step ${step}/`) }).waitFor();
+}
+
+async function stepTo(page, step) {
+  for (let at = 1; at <= step; at++) {
+    await page.getByTestId('step').click();
+    await waitForStep(page, at);
+  }
+}
+
+// PR #15068 under 1.4.2 and 1.4.3: identical up to step 8; step 9 delivers the early
+// UpdateAlloc, which 1.4.2 accepts (a reconnect eval, a second replacement) and 1.4.3 refuses.
+test('compare shows where 1.4.2 and 1.4.3 part on pr-15068-heartbeat-order', async () => {
+  const { page, errors, context } = await openLesson('pr-15068-heartbeat-order', { profile: '1.4.2' });
+  const panel = page.getByTestId('compare-panel');
+  await page.getByTestId('compare-profile').selectOption('1.4.3');
+  await panel.getByTestId('compare-side-b').waitFor();
+  assert.match(await panel.getByTestId('compare-side-a').textContent(), /1\.4\.2/);
+  assert.match(await panel.getByTestId('compare-side-b').textContent(), /1\.4\.3/);
+  await stepTo(page, 8);
+  await panel.getByTestId('compare-same').waitFor();
+  for (const step of [9, 10]) {
+    await page.getByTestId('step').click();
+    await waitForStep(page, step);
+  }
+  const diff = panel.getByTestId('compare-diff');
+  await diff.waitFor();
+  const reconnect = diff.getByTestId('diff-eval-reconnect');
+  assert.equal(await reconnect.count(), 1, 'the reconnect eval runs under 1.4.2 only');
+  assert.match(await reconnect.textContent(), /A \S+ complete · B —/);
+  assert.equal(await reconnect.locator('.diff-marker').textContent(), '−');
+  assert.ok(await diff.locator('[data-kind="alloc"]').count() >= 1, 'the second replacement of web.web[2] differs');
+  assert.ok(await panel.locator('.compare-allocs .alloc.diff-removed').count() >= 1, 'run A marks the alloc only it has');
+  assert.equal(await panel.getByTestId('compare-first-difference').getAttribute('data-step'), '9');
+  // "Go to step" moves both runs to where they part; back once more and they agree again.
+  await panel.getByTestId('compare-jump').click();
+  await waitForStep(page, 9);
+  assert.equal(await panel.getByTestId('compare-first-difference').getAttribute('data-step'), '9');
+  await page.getByTestId('back').click();
+  await waitForStep(page, 8);
+  await panel.getByTestId('compare-same').waitFor();
+  // Turning compare off removes run B.
+  await page.getByTestId('compare-profile').selectOption('');
+  assert.equal(await panel.getByTestId('compare-side-b').count(), 0);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('editing a past action forks a branch, and the old branch stays reachable', async () => {
+  const { page, errors, context } = await openLesson('pr-15068-heartbeat-order');
+  await stepTo(page, 4);
+  const nodeC = page.getByTestId('node-node-c');
+  assert.equal(await nodeC.getAttribute('data-status'), 'disconnected');
+  const total = Number((await page.getByTestId('step-counter').textContent()).match(/\/(\d+)/)[1]);
+  // Remove action 2 (link_down node-c), already played: a new branch without it.
+  const line = page.getByTestId('script-line-1');
+  assert.equal(await line.getAttribute('data-kind'), 'link_down');
+  await line.getByTestId('script-remove').click();
+  await page.getByTestId('step-counter').filter({ hasText: `step 4/${total - 1}` }).waitFor();
+  assert.equal(await nodeC.getAttribute('data-status'), 'ready', 'node-c never went offline on the new branch');
+  assert.notEqual(await page.getByTestId('script-line-1').getAttribute('data-kind'), 'link_down');
+  const branch = page.getByTestId('branch-0');
+  assert.match(await branch.textContent(), /link_down node-c/);
+  // Back to the old branch: link_down is there again and node-c is disconnected.
+  await branch.click();
+  await page.getByTestId('step-counter').filter({ hasText: `step 4/${total}` }).waitFor();
+  assert.equal(await page.getByTestId('script-line-1').getAttribute('data-kind'), 'link_down');
+  assert.equal(await nodeC.getAttribute('data-status'), 'disconnected');
+  // The edited log became the branch, so it is one click away too.
+  assert.equal(await page.getByTestId('branches').locator('li').count(), 1);
+  // Edit a past action's JSON: advance 3m becomes advance 10s, too short for the TTL.
+  const advance = page.getByTestId('script-line-2');
+  await advance.getByTestId('script-edit').click();
+  await advance.getByTestId('script-json').fill('{"action":"advance","by":"10s"}');
+  await advance.getByTestId('script-save').click();
+  await page.getByTestId('branch-1').waitFor();
+  assert.match(await page.getByTestId('script-line-2').textContent(), /advance 10s/);
+  assert.equal(await nodeC.getAttribute('data-status'), 'ready', 'the TTL has not run out after 15 s');
+  // Bad JSON is refused with a message, and nothing changes.
+  await page.getByTestId('script-line-2').getByTestId('script-edit').click();
+  await page.getByTestId('script-line-2').getByTestId('script-json').fill('{"action":"fly"}');
+  await page.getByTestId('script-line-2').getByTestId('script-save').click();
+  await page.getByTestId('script-problem').waitFor();
+  await page.getByTestId('script-line-2').getByTestId('script-cancel').click();
+  // Insert a future action at the cursor and move it later: no new branch.
+  await page.getByTestId('script-add-json').fill('{"action":"note","text":"inserted"}');
+  await page.getByTestId('script-add').click();
+  await page.getByTestId('script-line-4').filter({ hasText: 'note inserted' }).waitFor();
+  await page.getByTestId('script-line-4').getByTestId('script-down').click();
+  await page.getByTestId('script-line-5').filter({ hasText: 'note inserted' }).waitFor();
+  assert.equal(await page.getByTestId('branches').locator('li').count(), 2);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('the narration live region says what each step did', async () => {
+  const { page, errors, context } = await openLesson('pr-15068-heartbeat-order');
+  const narration = page.getByTestId('narration');
+  assert.equal(await narration.getAttribute('role'), 'status');
+  assert.match(await narration.textContent(), /^step 0/);
+  await stepTo(page, 3);
+  assert.match(await narration.textContent(), /^step 3, t=\S+: advance 3m;.*node-c ready → disconnected/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// The call dock's sortable pattern: one tab stop per row, Space picks up, arrows move, Space drops.
+test('keyboard reordering of calls changes their order', async () => {
+  const { page, errors, context } = await openLesson('pr-15068-heartbeat-order', { profile: '1.4.2' });
+  await stepTo(page, 8);
+  const dock = page.getByTestId('dock-node-c');
+  await dock.locator('[data-code="UPD"]').first().waitFor();
+  await dock.getByTestId('send-heartbeat').click();
+  await dock.locator('[data-code="HB"]').first().waitFor();
+  const codes = async () => dock.locator('[data-code]').evaluateAll((chips) => chips.map((c) => c.dataset.code));
+  const tabStops = async () => dock.locator('[data-code]').evaluateAll((chips) => chips.map((c) => c.tabIndex));
+  const focused = async () => page.evaluate(() => document.activeElement?.dataset?.code || null);
+  assert.deepEqual(await codes(), ['UPD', 'HB']);
+  assert.deepEqual(await tabStops(), [0, -1], 'roving tabindex: one tab stop per row');
+  const status = page.getByTestId('dock-status');
+  assert.equal(await status.getAttribute('role'), 'status');
+  await dock.locator('[data-code="UPD"]').focus();
+  await page.keyboard.press('ArrowRight');
+  assert.equal(await focused(), 'HB', 'the arrow moves the focus to the next call');
+  assert.deepEqual(await tabStops(), [-1, 0]);
+  // Escape cancels a pick-up: nothing moves.
+  await page.keyboard.press(' ');
+  assert.match(await status.textContent(), /^Picked up hb#\d+, 2 of 2 on node-c/);
+  await page.keyboard.press('ArrowLeft');
+  assert.match(await status.textContent(), /hb#\d+: 1 of 2, before upd#\d+/);
+  assert.deepEqual(await codes(), ['HB', 'UPD'], 'the picked-up call is drawn where it moved');
+  await page.keyboard.press('Escape');
+  assert.match(await status.textContent(), /^Cancelled, hb#\d+ back at 2 of 2/);
+  assert.deepEqual(await codes(), ['UPD', 'HB']);
+  // Up and down would take it to another client: refused.
+  await page.keyboard.press(' ');
+  await page.keyboard.press('ArrowUp');
+  assert.match(await status.textContent(), /cannot leave node-c/);
+  // Pick up, move first, drop: the simulation reorders the calls.
+  await page.keyboard.press('ArrowLeft');
+  await page.keyboard.press(' ');
+  assert.match(await status.textContent(), /^Dropped hb#\d+; now 1 of 2 on node-c/);
+  await page.getByTestId('step-counter').filter({ hasText: /^step 10\// }).waitFor();
+  assert.deepEqual(await codes(), ['HB', 'UPD'], 'the heartbeat moved first');
+  assert.equal(await focused(), 'HB', 'the focus stays on the moved call');
+  // None of these keys reached the page's global shortcuts (Space would play).
+  assert.equal(await page.getByTestId('play').getAttribute('aria-label'), 'Play');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// Every visible text, in light and dark theme, on the main screens: contrast at least 4.5:1
+// against the colour actually behind it (composited through translucent layers). Disabled
+// controls and the legend's faded zero counts are exempt (WCAG 1.4.3 exempts inactive parts).
+async function contrastFailures(page) {
+  return page.evaluate(() => {
+    const parse = (c) => {
+      const m = c && c.match(/rgba?\(([^)]+)\)/);
+      if (!m) return null;
+      const p = m[1].split(/[\s,/]+/).filter(Boolean).map(Number);
+      return { r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1 };
+    };
+    const over = (top, bottom) => ({
+      r: top.r * top.a + bottom.r * (1 - top.a), g: top.g * top.a + bottom.g * (1 - top.a),
+      b: top.b * top.a + bottom.b * (1 - top.a), a: 1,
+    });
+    const lum = ({ r, g, b }) => {
+      const ch = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+      return 0.2126 * ch(r) + 0.7152 * ch(g) + 0.0722 * ch(b);
+    };
+    const ratio = (x, y) => { const [a, b] = [lum(x), lum(y)].sort((p, q) => q - p); return (a + 0.05) / (b + 0.05); };
+    const background = (el) => {
+      const layers = [];
+      for (let node = el; node && node.nodeType === 1; node = node.parentElement) {
+        const bg = parse(getComputedStyle(node).backgroundColor);
+        if (bg && bg.a > 0) { layers.push(bg); if (bg.a >= 1) break; }
+      }
+      let colour = { r: 255, g: 255, b: 255, a: 1 };
+      for (const layer of layers.reverse()) colour = over(layer, colour);
+      return colour;
+    };
+    const exempt = (el) => {
+      for (let node = el; node && node.nodeType === 1; node = node.parentElement) {
+        const style = getComputedStyle(node);
+        if (Number(style.opacity) < 1 || node.matches(':disabled, option, [aria-hidden="true"]')) return true;
+      }
+      return false;
+    };
+    const failures = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    const seen = new Set();
+    for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+      const el = text.parentElement;
+      if (!el || seen.has(el) || !text.textContent.trim()) continue;
+      seen.add(el);
+      const rect = el.getBoundingClientRect();
+      const style = getComputedStyle(el);
+      if (rect.width === 0 || rect.height === 0 || style.visibility !== 'visible' || exempt(el)) continue;
+      const inSvg = el instanceof SVGElement;
+      const fg = parse(inSvg ? style.fill : style.color);
+      if (!fg) continue;
+      const bg = background(inSvg ? el.ownerSVGElement.parentElement : el);
+      const value = ratio(over(fg, bg), bg);
+      if (value < 4.5) {
+        failures.push(`${value.toFixed(2)}:1 ${el.tagName.toLowerCase()}.${[...el.classList].join('.')} "${text.textContent.trim().slice(0, 30)}" ${inSvg ? style.fill : style.color} on rgb(${Math.round(bg.r)},${Math.round(bg.g)},${Math.round(bg.b)})`);
+      }
+    }
+    return failures;
+  });
+}
+
+// The theme button switches between light and dark (the first click leaves the system's choice).
+async function setTheme(page, theme) {
+  for (let clicks = 0; clicks < 2; clicks++) {
+    if (await page.evaluate(() => document.documentElement.dataset.theme) === theme) return;
+    await page.getByTestId('theme').click();
+  }
+  await page.locator(`html[data-theme="${theme}"]`).waitFor({ state: 'attached' });
+}
+
+test('text contrast is at least 4.5:1 in the light and the dark theme', async () => {
+  const { page, errors, context } = await openLesson('pr-15068-heartbeat-order', { profile: '1.4.2' });
+  // A busy screen: compare on, runs parted, node-c disconnected, an eval inspected.
+  await page.getByTestId('compare-profile').selectOption('1.4.3');
+  await stepTo(page, 10);
+  await page.locator('.eval-row', { hasText: 'node-update' }).first().click();
+  await page.getByTestId('eval-detail').waitFor();
+  for (const theme of ['light', 'dark']) {
+    await setTheme(page, theme);
+    const failures = await contrastFailures(page);
+    assert.deepEqual(failures, [], `${theme} theme, playground: text under 4.5:1`);
+  }
+  await page.getByTestId('home').click();
+  await page.getByTestId('lessons').waitFor();
+  for (const theme of ['light', 'dark']) {
+    await setTheme(page, theme);
+    assert.deepEqual(await contrastFailures(page), [], `${theme} theme, lessons page: text under 4.5:1`);
+  }
+  // The dark theme also follows the system setting when not chosen by hand.
+  const dark = await openPage(browser, '/', { colorScheme: 'dark' });
+  await dark.page.getByTestId('lessons').waitFor();
+  const pageColour = await dark.page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  assert.equal(pageColour, 'rgb(21, 24, 30)', 'the page is dark under prefers-color-scheme: dark');
+  await dark.context.close();
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('every control has an accessible name and a visible focus ring', async () => {
+  const { page, errors, context } = await openLesson('pr-15068-heartbeat-order', { profile: '1.4.2' });
+  await page.getByTestId('compare-profile').selectOption('1.4.3');
+  await stepTo(page, 8);
+  await page.getByTestId('dock-node-c').getByTestId('send-heartbeat').click();
+  await page.getByTestId('script-line-0').getByTestId('script-edit').click();
+  const unnamed = await page.evaluate(() => [...document.querySelectorAll('button, select, input, textarea, [tabindex]')]
+    .filter((el) => {
+      const labelled = el.getAttribute('aria-label') || el.getAttribute('title')
+        || (el.labels && [...el.labels].some((l) => l.textContent.trim()))
+        || (el.getAttribute('aria-labelledby') && document.getElementById(el.getAttribute('aria-labelledby')));
+      const text = el.matches('button, [tabindex]') && el.textContent.trim();
+      return !labelled && !text;
+    })
+    .map((el) => el.outerHTML.slice(0, 80)));
+  assert.deepEqual(unnamed, [], 'controls without a name');
+  for (const theme of ['light', 'dark']) {
+    await setTheme(page, theme);
+    for (const testid of ['step', 'compare-profile', 'script-add']) {
+      await page.getByTestId(testid).focus();
+      await page.keyboard.press('Shift'); // keyboard modality, so :focus-visible applies
+      const ring = await page.getByTestId(testid).evaluate((el) => {
+        const s = getComputedStyle(el);
+        return { style: s.outlineStyle, width: parseFloat(s.outlineWidth) };
+      });
+      assert.notEqual(ring.style, 'none', `${theme}: ${testid} shows focus`);
+      assert.ok(ring.width >= 2, `${theme}: ${testid} focus ring is at least 2 px`);
+    }
+  }
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('from 1280 px down to a 1024 px laptop the page never scrolls sideways', async () => {
+  for (const width of [1280, 1024]) {
+    const { page, errors, context } = await openLesson('pr-15068-heartbeat-order',
+      { profile: '1.4.2', viewport: { width, height: 768 } });
+    const overflow = async (where) => {
+      const { scroll, client } = await page.evaluate(() => ({
+        scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth,
+      }));
+      assert.ok(scroll <= client, `${width} px, ${where}: page is ${scroll} px wide in a ${client} px window`);
+    };
+    await overflow('first screen');
+    await page.getByTestId('compare-profile').selectOption('1.4.3');
+    await stepTo(page, 10);
+    await page.locator('.eval-row', { hasText: 'node-update' }).first().click();
+    await overflow('compare, eval inspector');
+    await page.getByTestId('script-line-2').getByTestId('script-edit').click();
+    await overflow('script editor');
+    await page.getByTestId('home').click();
+    await page.getByTestId('lessons').waitFor();
+    await overflow('lessons');
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+});
