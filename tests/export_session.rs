@@ -66,6 +66,9 @@ fn mermaid_shows_calls_and_evals() {
 #[test]
 fn every_cluster_eval_exports_to_a_faithful_fixture() {
     let mut exported = 0;
+    let dir = std::env::temp_dir().join(format!("np-export-fixtures-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files = Vec::new();
     for name in builtin_names() {
         let session = load(&name);
         let evals: Vec<String> = session
@@ -90,6 +93,9 @@ fn every_cluster_eval_exports_to_a_faithful_fixture() {
                         "{name} {eval}: {note}"
                     );
                     exported += 1;
+                    let file = dir.join(format!("{exported}.json"));
+                    std::fs::write(&file, &text).unwrap();
+                    files.push(file);
                 }
                 // System jobs and evals created and processed inside one
                 // run_until_idle cannot be exported; they must say so.
@@ -102,6 +108,21 @@ fn every_cluster_eval_exports_to_a_faithful_fixture() {
         }
     }
     assert!(exported >= 40, "only {exported} fixtures exported");
+    // Every export is in FORMAT.md form: the conformance suite's own
+    // validator (keys and types) accepts it.
+    let validator = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/conformance/validate.py");
+    let out = std::process::Command::new("python3")
+        .arg(validator)
+        .args(&files)
+        .output()
+        .expect("python3 runs tests/conformance/validate.py");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "validate.py refused exported fixtures:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
