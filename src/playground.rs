@@ -112,15 +112,7 @@ impl Default for Playground {
 impl Playground {
     /// Loads a scenario from JSON; `profile` overrides the scenario's own.
     pub fn load(json: &str, profile: Option<&str>) -> Result<Self, SessionError> {
-        let session = Session::load(json, profile)?;
-        let mut playground = Playground {
-            session,
-            view: PlaygroundView::default(),
-            cache: ViewCache::default(),
-            error: None,
-        };
-        playground.refresh();
-        Ok(playground)
+        Ok(Self::from_session(Session::load(json, profile)?))
     }
 
     /// Opens a parsed scenario (a share link's three parts) under `profile`
@@ -132,14 +124,7 @@ impl Playground {
     ) -> Result<Self, SessionError> {
         let mut session = Session::new(scenario, profile)?;
         session.jump(step);
-        let mut playground = Playground {
-            session,
-            view: PlaygroundView::default(),
-            cache: ViewCache::default(),
-            error: None,
-        };
-        playground.refresh();
-        Ok(playground)
+        Ok(Self::from_session(session))
     }
 
     /// Loads a built-in scenario by ID.
@@ -209,16 +194,7 @@ impl Playground {
     pub fn with_profile(&self, profile: &str) -> Result<Playground, SessionError> {
         let mut scenario = self.session.scenario().clone();
         scenario.script = self.session.actions().to_vec();
-        let mut session = Session::new(scenario, Some(profile))?;
-        session.jump(self.session.cursor());
-        let mut playground = Playground {
-            session,
-            view: PlaygroundView::default(),
-            cache: ViewCache::default(),
-            error: None,
-        };
-        playground.refresh();
-        Ok(playground)
+        Self::open(scenario, Some(profile), self.session.cursor())
     }
 
     /// Replays `leader`'s action log up to its step (compare mode: B follows A).
@@ -245,6 +221,18 @@ impl Playground {
     /// One sentence saying what the current step did (for a live region).
     pub fn narration(&self) -> String {
         crate::script_view::narrate(&self.session)
+    }
+
+    /// A playground over `session`, with its view built once.
+    fn from_session(session: Session) -> Self {
+        let mut playground = Playground {
+            session,
+            view: PlaygroundView::default(),
+            cache: ViewCache::default(),
+            error: None,
+        };
+        playground.refresh();
+        playground
     }
 
     fn refresh(&mut self) {

@@ -1152,25 +1152,7 @@ impl Reconciler<'_, '_> {
         sets.disconnecting.remove_all(&stop);
 
         if !reconnect.is_empty() {
-            let mut updates = AllocSet::new();
-            for a in reconnect.iter() {
-                let t = &a.desired_transition;
-                let skip = t.should_migrate()
-                    || t.should_reschedule()
-                    || t.should_force_reschedule()
-                    || a.job_version() < job.version
-                    || a.job_create_index() < job.create_index
-                    || a.desired_status != DesiredStatus::Run
-                    || a.client_status != ClientStatus::Running;
-                if skip || !self.rules.emit_reconnect_updates {
-                    self.explain.decide(&a.id, Decision::ReconnectKept);
-                    continue;
-                }
-                let mut copy = (**a).clone();
-                copy.append_client_status_state(a.client_status.as_str(), self.input.now);
-                updates.insert(Arc::new(copy));
-                self.explain.decide(&a.id, Decision::Reconnect);
-            }
+            let (updates, _) = self.reconnect_updates(&reconnect);
             du.reconnect = updates.len() as u64;
             self.result.reconnect_updates.union_with(&updates);
             sets.untainted.union_with(&reconnect);
@@ -1273,9 +1255,22 @@ impl Reconciler<'_, '_> {
     /// counted them as ignored. The update is written to the plan only
     /// from 1.4.3 (#15068).
     fn keep_reconnecting_pre_16609(&mut self, kept: &AllocSet, du: &mut DesiredUpdates) {
+        let (updates, current_not_updated) = self.reconnect_updates(kept);
+        du.ignore += current_not_updated + updates.len() as u64;
+        self.result.reconnect_updates.union_with(&updates);
+    }
+
+    /// The reconnect update of each alloc of `allocs` that still runs the
+    /// current job and has no migrate/reschedule transition: a copy with its
+    /// client status appended to AllocStates (only where the rules write
+    /// reconnect updates to the plan). Records each alloc's decision and
+    /// returns the updates and how many current allocs got none because
+    /// the rules write no updates.
+    fn reconnect_updates(&mut self, allocs: &AllocSet) -> (AllocSet, u64) {
         let job = self.input.job.as_ref().expect("job");
         let mut updates = AllocSet::new();
-        for a in kept.iter() {
+        let mut current_not_updated = 0;
+        for a in allocs.iter() {
             let t = &a.desired_transition;
             let skip = t.should_migrate()
                 || t.should_reschedule()
@@ -1286,9 +1281,7 @@ impl Reconciler<'_, '_> {
                 || a.client_status != ClientStatus::Running;
             if skip || !self.rules.emit_reconnect_updates {
                 self.explain.decide(&a.id, Decision::ReconnectKept);
-                if !skip {
-                    du.ignore += 1;
-                }
+                current_not_updated += u64::from(!skip);
                 continue;
             }
             let mut copy = (**a).clone();
@@ -1296,8 +1289,7 @@ impl Reconciler<'_, '_> {
             updates.insert(Arc::new(copy));
             self.explain.decide(&a.id, Decision::Reconnect);
         }
-        du.ignore += updates.len() as u64;
-        self.result.reconnect_updates.union_with(&updates);
+        (updates, current_not_updated)
     }
 
     /// `computeDisconnecting`: returns alloc ID → timeout eval ID.

@@ -124,6 +124,20 @@ pub enum Action {
     CompareWith(Option<String>),
 }
 
+impl AppState {
+    /// Shows `playground` on the playground screen, in place of the current
+    /// run (compare mode, selection, playback and messages start afresh).
+    fn open(&mut self, playground: Playground, warnings: Vec<String>) {
+        self.session.replace(playground);
+        self.compare = None;
+        self.screen = Screen::Playground;
+        self.selection = Selection::None;
+        self.playing = false;
+        self.message = None;
+        self.warnings = warnings;
+    }
+}
+
 impl Reducible for AppState {
     type Action = Action;
 
@@ -146,27 +160,11 @@ impl Reducible for AppState {
             Action::Pause => next.playing = false,
             Action::SetSpeed(speed_ms) => next.speed_ms = speed_ms.clamp(50, 5000),
             Action::OpenBuiltin(id) => match Playground::builtin(&id) {
-                Ok(playground) => {
-                    next.session.replace(playground);
-                    next.compare = None;
-                    next.screen = Screen::Playground;
-                    next.selection = Selection::None;
-                    next.playing = false;
-                    next.message = None;
-                    next.warnings.clear();
-                }
+                Ok(playground) => next.open(playground, Vec::new()),
                 Err(err) => next.message = Some(format!("could not open {id}: {err}")),
             },
             Action::OpenJson(json) => match Playground::load(&json, None) {
-                Ok(playground) => {
-                    next.session.replace(playground);
-                    next.compare = None;
-                    next.screen = Screen::Playground;
-                    next.selection = Selection::None;
-                    next.playing = false;
-                    next.message = None;
-                    next.warnings.clear();
-                }
+                Ok(playground) => next.open(playground, Vec::new()),
                 // The current session is untouched: only the message changes.
                 Err(err) => next.message = Some(format!("could not open the scenario: {err}")),
             },
@@ -184,15 +182,7 @@ impl Reducible for AppState {
                     }
                 }
             }
-            Action::Open(playground, warnings) => {
-                next.session.replace(*playground);
-                next.compare = None;
-                next.screen = Screen::Playground;
-                next.selection = Selection::None;
-                next.playing = false;
-                next.message = None;
-                next.warnings = warnings;
-            }
+            Action::Open(playground, warnings) => next.open(*playground, warnings),
             Action::ShowMessage(message) => next.message = Some(message),
             Action::DismissWarnings => next.warnings.clear(),
             Action::ShowLessons => {
