@@ -83,7 +83,27 @@ fn main() {
                 "  server.state.allocs_by_name",
                 clone_bytes(&state.allocs_by_name),
             ),
+            (
+                "    the allocs themselves",
+                made_bytes(|| {
+                    state
+                        .allocs
+                        .values()
+                        .map(|alloc| (**alloc).clone())
+                        .collect::<Vec<_>>()
+                }),
+            ),
             ("  server.state.evals", clone_bytes(&state.evals)),
+            (
+                "    the eval records themselves",
+                made_bytes(|| {
+                    state
+                        .evals
+                        .values()
+                        .map(|record| (**record).clone())
+                        .collect::<Vec<_>>()
+                }),
+            ),
             ("  server.state.eval_order", clone_bytes(&state.eval_order)),
             ("  server.state.nodes", clone_bytes(&state.nodes)),
             ("  server.state.jobs", clone_bytes(&state.jobs)),

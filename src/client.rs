@@ -68,6 +68,12 @@ pub enum ClientTimer {
         /// Generation (bumped on every successful heartbeat).
         generation: u64,
     },
+    /// The deployment health watch of an alloc checks again
+    /// (min_healthy_time reached or healthy_deadline passed).
+    Health {
+        /// Alloc ID.
+        alloc: String,
+    },
 }
 
 /// An input to the client.
@@ -370,6 +376,11 @@ impl Client {
                     self.check_stop_after(now, rng, out);
                 }
             }
+            ClientTimer::Health { alloc } => {
+                if self.check_health(now, &alloc, out) {
+                    self.queue_update(now, &alloc, out);
+                }
+            }
         }
     }
 
@@ -595,9 +606,17 @@ impl Client {
             UserAction::UpdateAlloc(statuses) => {
                 if let Some(statuses) = statuses {
                     for (alloc, status) in statuses {
+                        let mut healthy_at = None;
                         if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&alloc) {
+                            let started = status == ClientStatus::Running
+                                && runner.client_status != ClientStatus::Running;
                             runner.set_status(tick_time(now), status);
+                            if started {
+                                healthy_at = runner.health_tasks_started(tick_time(now));
+                            }
                         }
+                        self.health_timers(&alloc, healthy_at.into_iter().collect(), out);
+                        self.check_health(now, &alloc, out);
                         self.queue_update(now, &alloc, out);
                     }
                 }
@@ -613,6 +632,7 @@ impl Client {
                         runner.client_status
                     )));
                 }
+                self.check_health(now, &alloc, out);
                 self.queue_update(now, &alloc, out);
                 self.kick_waiters(now, out);
             }
@@ -626,6 +646,7 @@ impl Client {
                         runner.client_status
                     )));
                 }
+                self.check_health(now, &alloc, out);
                 self.queue_update(now, &alloc, out);
                 self.kick_waiters(now, out);
             }
@@ -637,6 +658,8 @@ impl Client {
                         runner.alloc.name,
                         short(&alloc)
                     )));
+                    let at = runner.health_tasks_started(tick_time(now));
+                    self.health_timers(&alloc, at.into_iter().collect(), out);
                 }
                 self.queue_update(now, &alloc, out);
             }
@@ -696,8 +719,14 @@ impl Client {
                     }
                     let stop = alloc.desired_status != DesiredStatus::Run;
                     let mut changed = false;
+                    let mut health_times = Vec::new();
                     if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&id) {
+                        let previous_deployment = runner.alloc.deployment_id.clone();
                         runner.alloc = alloc;
+                        if !stop {
+                            health_times =
+                                runner.health_deployment_changed(now_time, &previous_deployment);
+                        }
                         if stop && !runner.client_status.is_terminal() {
                             runner.finish(
                                 now_time,
@@ -713,6 +742,7 @@ impl Client {
                             changed = true;
                         }
                     }
+                    self.health_timers(&id, health_times, out);
                     if changed {
                         self.queue_update(now, &id, out);
                         self.kick_waiters(now, out);
@@ -836,6 +866,12 @@ impl Client {
                 ready.push(id.clone());
             }
         }
+        for id in &ready {
+            let deadline = Arc::make_mut(&mut self.runners)
+                .get_mut(id)
+                .and_then(|runner| runner.arm_health(tick_time(now)));
+            self.health_timers(id, deadline.into_iter().collect(), out);
+        }
         for id in ready {
             if self.task_start == 0 {
                 self.try_start(now, &id, out);
@@ -863,7 +899,48 @@ impl Client {
             runner.alloc.name,
             short(alloc)
         )));
+        let healthy_at = runner.health_tasks_started(tick_time(now));
+        self.health_timers(alloc, healthy_at.into_iter().collect(), out);
         self.queue_update(now, alloc, out);
+    }
+
+    /// Schedules the deployment health watch's checks of an alloc.
+    fn health_timers(&mut self, alloc: &str, times: Vec<Time>, out: &mut Vec<ClientEffect>) {
+        for at in times {
+            out.push(ClientEffect::Timer {
+                at: crate::server::time_tick(at),
+                timer: ClientTimer::Health {
+                    alloc: alloc.to_string(),
+                },
+            });
+        }
+    }
+
+    /// Runs the deployment health watch of an alloc; reports whether it set
+    /// the alloc's health (the caller queues the update).
+    fn check_health(&mut self, now: Tick, alloc: &str, out: &mut Vec<ClientEffect>) -> bool {
+        // Write only if a watch runs: the runners may be shared with a
+        // history checkpoint.
+        if self
+            .runners
+            .get(alloc)
+            .is_none_or(|runner| runner.health_watch.is_none())
+        {
+            return false;
+        }
+        let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(alloc) else {
+            return false;
+        };
+        let Some(healthy) = runner.check_health(tick_time(now)) else {
+            return false;
+        };
+        out.push(ClientEffect::Trace(format!(
+            "{} {} deployment health: {}",
+            runner.alloc.name,
+            short(alloc),
+            if healthy { "healthy" } else { "unhealthy" }
+        )));
+        true
     }
 
     fn on_remote_watch(

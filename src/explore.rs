@@ -107,9 +107,9 @@ pub struct ExploreConfig {
     pub horizon: Tick,
     /// Whether the client's loops may fire early.
     pub fire_loops: bool,
-    /// Prune only states that are identical, not also those equal up to
-    /// the renaming of generated IDs, Raft indexes and the RNG's position
-    /// (see [`fingerprint::fingerprint`]); much slower.
+    /// Prune only states that are identical (sound), not also those equal
+    /// up to the renaming of generated IDs, call numbers and Raft indexes
+    /// (a heuristic: see [`fingerprint::fingerprint`]); slower.
     pub exact_states: bool,
     /// Partial-order reduction: once the orders that start with a call of
     /// one node were searched, the orders that make an independent move
@@ -383,7 +383,7 @@ struct PathState {
 }
 
 impl PathState {
-    fn fingerprint(&self, exact: bool) -> Fingerprint {
+    fn fingerprint(&self, exact: bool, window_index: u64) -> Fingerprint {
         fingerprint(
             &self.sim,
             &PathKey {
@@ -391,6 +391,7 @@ impl PathState {
                 fired: &self.fired,
             },
             !exact,
+            window_index,
         )
     }
 }
@@ -417,9 +418,44 @@ struct Frame {
 struct Seen {
     depth: u32,
     leaves: f64,
-    /// The sleep set it was searched with: a later visit is pruned only if
-    /// it would search no more.
-    sleep: Vec<Choice>,
+    /// The sleep set it was searched with (as [`SleepKey`]s): a later
+    /// visit is pruned if it would search no more, else it searches only
+    /// the choices that were asleep then and are awake now.
+    sleep: Vec<SleepKey>,
+}
+
+/// A sleeping choice named the same way in every state with one
+/// fingerprint: a call by its node, its RPC and its place among the node's
+/// calls in flight (call numbers are renamed away by canonical
+/// fingerprints), a loop by its node and name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SleepKey {
+    node: String,
+    rpc: Option<String>,
+    slot: usize,
+    client_loop: Option<ClientLoop>,
+}
+
+fn sleep_key(sim: &Sim, choice: &Choice) -> Option<SleepKey> {
+    match choice {
+        Choice::Deliver { node, call, rpc } => Some(SleepKey {
+            node: node.clone(),
+            rpc: Some(rpc.clone()),
+            slot: sim
+                .net
+                .pending
+                .get(node)
+                .and_then(|calls| calls.iter().position(|c| c.id == *call))?,
+            client_loop: None,
+        }),
+        Choice::FireLoop { node, client_loop } => Some(SleepKey {
+            node: node.clone(),
+            rpc: None,
+            slot: 0,
+            client_loop: Some(*client_loop),
+        }),
+        Choice::Step | Choice::ProcessEval { .. } => None,
+    }
 }
 
 /// A search in progress.
@@ -653,7 +689,7 @@ impl Explorer {
             explorer.space_size = 1.0;
             explorer.stage = Stage::Done;
         } else {
-            let fp = root.fingerprint(explorer.config.exact_states);
+            let fp = root.fingerprint(explorer.config.exact_states, explorer.context.window_index);
             explorer.seen.insert(
                 fp,
                 Seen {
@@ -810,18 +846,33 @@ impl Explorer {
             self.stack_leaf(&child, &leaf);
             return;
         }
-        let fp = child.fingerprint(self.config.exact_states);
+        let fp = child.fingerprint(self.config.exact_states, self.context.window_index);
+        let sleep_keys: Vec<SleepKey> = sleep
+            .iter()
+            .filter_map(|c| sleep_key(&child.sim, c))
+            .collect();
+        // A state searched before at this depth or less: the orders from
+        // it were searched then, except those starting with a choice that
+        // was asleep then (Godefroid's sleep sets with state caching).
+        let mut revisit: Option<(Vec<SleepKey>, f64)> = None;
         if let Some(seen) = self.seen.get(&fp)
             && seen.depth <= child.depth
-            && seen.sleep.iter().all(|c| sleep.contains(c))
         {
-            self.pruned += 1;
-            self.duplicates += 1;
-            let leaves = seen.leaves;
-            if let Some(parent) = self.stack.last_mut() {
-                parent.leaves += leaves;
+            let woken: Vec<&SleepKey> = seen
+                .sleep
+                .iter()
+                .filter(|k| !sleep_keys.contains(k))
+                .collect();
+            if woken.is_empty() || !self.config.reduce_orders {
+                self.pruned += 1;
+                self.duplicates += 1;
+                let leaves = seen.leaves;
+                if let Some(parent) = self.stack.last_mut() {
+                    parent.leaves += leaves;
+                }
+                return;
             }
-            return;
+            revisit = Some((woken.into_iter().cloned().collect(), seen.leaves));
         }
         let all_asleep = !choices.is_empty() && choices.iter().all(|c| sleep.contains(c));
         if all_asleep {
@@ -829,18 +880,35 @@ impl Explorer {
             self.pruned += 1;
             return;
         }
-        let choices: Vec<Choice> = choices.into_iter().filter(|c| !sleep.contains(c)).collect();
-        if self.seen.contains_key(&fp) {
+        let mut choices: Vec<Choice> = choices.into_iter().filter(|c| !sleep.contains(c)).collect();
+        let mut leaves = 0.0;
+        if let Some((woken, old_leaves)) = &revisit {
             self.duplicates += 1;
+            choices.retain(|c| sleep_key(&child.sim, c).is_some_and(|k| woken.contains(&k)));
+            leaves = *old_leaves;
+            if let Some(seen) = self.seen.get_mut(&fp) {
+                seen.sleep.retain(|k| sleep_keys.contains(k));
+            }
+            if choices.is_empty() {
+                self.pruned += 1;
+                if let Some(parent) = self.stack.last_mut() {
+                    parent.leaves += leaves;
+                }
+                return;
+            }
+        } else {
+            if self.seen.contains_key(&fp) {
+                self.duplicates += 1;
+            }
+            self.seen.insert(
+                fp,
+                Seen {
+                    depth: child.depth,
+                    leaves: 0.0,
+                    sleep: sleep_keys,
+                },
+            );
         }
-        self.seen.insert(
-            fp,
-            Seen {
-                depth: child.depth,
-                leaves: 0.0,
-                sleep: sleep.clone(),
-            },
-        );
         if choices.is_empty() {
             // Nothing can happen any more: the order ends unsettled.
             if let Some(seen) = self.seen.get_mut(&fp) {
@@ -853,7 +921,7 @@ impl Explorer {
             state: child,
             choices,
             next: 0,
-            leaves: 0.0,
+            leaves,
             fp,
             sleep,
         });
@@ -907,7 +975,7 @@ impl Explorer {
             let pick = self.rng.below(choices.len() as u64) as usize;
             let (child, leaf, next) = self.transition(&state, &choices[pick]);
             self.states += 1;
-            let fp = child.fingerprint(self.config.exact_states);
+            let fp = child.fingerprint(self.config.exact_states, self.context.window_index);
             match self.seen.entry(fp) {
                 std::collections::btree_map::Entry::Occupied(_) => self.duplicates += 1,
                 std::collections::btree_map::Entry::Vacant(slot) => {

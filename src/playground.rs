@@ -248,14 +248,20 @@ fn opt(id: &str) -> Option<String> {
     (!id.is_empty()).then(|| id.to_string())
 }
 
-/// Alloc views built at earlier steps, by alloc ID, each with the stored
-/// alloc it was built from: an alloc the state store has not rewritten
-/// since (the same `Arc`) keeps its view, so a step builds views only for
-/// the allocs it changed, and the UI sees the unchanged ones as the same
-/// `Arc` (its equality checks stop at the pointer).
+/// A node's alloc views in ID order, each with the stored alloc it was built from.
+type NodeAllocViews = Vec<(Arc<Allocation>, Arc<AllocView>)>;
+
+/// Alloc views built at the last step, by node, in ID order, each with the
+/// stored alloc it was built from: an alloc the state store has not
+/// rewritten since (the same `Arc`) keeps its view, so a step builds views
+/// only for the allocs it changed, and the UI sees the unchanged ones as
+/// the same `Arc` (its equality checks stop at the pointer).
 #[derive(Debug, Clone, Default)]
 pub struct ViewCache {
-    allocs: BTreeMap<String, (Arc<Allocation>, Arc<AllocView>)>,
+    nodes: BTreeMap<String, NodeAllocViews>,
+    /// Whether the last build found allocs appear or disappear (which
+    /// changes the nodes the eval views name).
+    allocs_moved: bool,
     /// Eval views by eval ID, with the stored record they were built from
     /// (a processed or changed eval is a new record).
     evals: BTreeMap<String, (Arc<EvalRecord>, EvalView)>,
@@ -297,6 +303,11 @@ pub fn build_view_cached(session: &Session, cache: &mut ViewCache) -> Playground
         jobs: job_views(session),
         evals: eval_views(sim, &entries, cache),
         calls: call_views(sim),
+        sequence_hidden: entries
+            .iter()
+            .filter(|entry| draws_seq_event(&entry.event))
+            .count()
+            .saturating_sub(SEQUENCE_WINDOW),
         sequence: sequence(&entries, sim),
         trace: entries[trace_from..]
             .iter()
@@ -370,27 +381,49 @@ fn job_views(session: &Session) -> Vec<JobView> {
 fn node_views(sim: &Sim, cache: &mut ViewCache) -> Vec<NodeView> {
     let state = &sim.server.state;
     let mut fresh = BTreeMap::new();
+    let mut moved = false;
     let nodes = sim
         .clients
         .iter()
         .map(|(id, client)| {
             let record = state.nodes.get(id);
             let link = sim.net.link(id);
-            // The store's per-node index holds the same allocs as the alloc table, in ID order.
-            let allocs = state
+            // The store's per-node index holds the same allocs as the alloc table, in ID order,
+            // and so does the node's cached list: walk both together.
+            let cached = cache.nodes.remove(id).unwrap_or_default();
+            let mut next = 0;
+            let mut built = Vec::new();
+            for alloc in state
                 .allocs_by_node
                 .get(id)
                 .into_iter()
-                .flat_map(|allocs| allocs.values())
-                .map(|alloc| {
-                    let view = match cache.allocs.remove(&alloc.id) {
-                        Some((built_from, view)) if Arc::ptr_eq(&built_from, alloc) => view,
-                        _ => Arc::new(alloc_view(alloc)),
-                    };
-                    fresh.insert(alloc.id.clone(), (Arc::clone(alloc), Arc::clone(&view)));
-                    view
-                })
-                .collect();
+                .flat_map(|a| a.values())
+            {
+                let skipped = cached[next..]
+                    .iter()
+                    .take_while(|(c, _)| c.id < alloc.id)
+                    .count();
+                moved |= skipped > 0;
+                next += skipped;
+                let view = match cached.get(next) {
+                    Some((built_from, view)) if built_from.id == alloc.id => {
+                        next += 1;
+                        if Arc::ptr_eq(built_from, alloc) {
+                            Arc::clone(view)
+                        } else {
+                            Arc::new(alloc_view(alloc))
+                        }
+                    }
+                    _ => {
+                        moved = true;
+                        Arc::new(alloc_view(alloc))
+                    }
+                };
+                built.push((Arc::clone(alloc), view));
+            }
+            moved |= next < cached.len();
+            let allocs = built.iter().map(|(_, view)| Arc::clone(view)).collect();
+            fresh.insert(id.clone(), built);
             NodeView {
                 id: id.clone(),
                 name: client.record.node.name.clone(),
@@ -411,7 +444,9 @@ fn node_views(sim: &Sim, cache: &mut ViewCache) -> Vec<NodeView> {
         })
         .collect();
     // Allocs gone from the store (garbage-collected) leave the cache.
-    cache.allocs = fresh;
+    moved |= cache.nodes.values().any(|allocs| !allocs.is_empty());
+    cache.nodes = fresh;
+    cache.allocs_moved = moved;
     nodes
 }
 
@@ -424,13 +459,14 @@ fn eval_views(sim: &Sim, entries: &[&TraceEntry], cache: &mut ViewCache) -> Vec<
         match cache.evals.remove(&record.eval.id) {
             Some((built_from, mut view)) if Arc::ptr_eq(&built_from, record) => {
                 // The decisions name the node of each alloc, which is gone
-                // once the alloc is garbage-collected.
-                for decision in &mut view.decisions {
-                    let node = state.allocs.get(&decision.alloc_id).map(|a| &a.node_id);
-                    if node.map_or(!decision.node_id.is_empty(), |node| {
-                        *node != decision.node_id
-                    }) {
-                        decision.node_id = node.cloned().unwrap_or_default();
+                // once the alloc is garbage-collected (or back after a step back).
+                let node_of = |d: &DecisionView| state.allocs.get(&d.alloc_id).map(|a| &a.node_id);
+                let stale = |d: &DecisionView| {
+                    node_of(d).map_or(!d.node_id.is_empty(), |node| *node != d.node_id)
+                };
+                if cache.allocs_moved && view.decisions.iter().any(stale) {
+                    for decision in Arc::make_mut(&mut view.decisions) {
+                        decision.node_id = node_of(decision).cloned().unwrap_or_default();
                     }
                 }
                 fresh.insert(record.eval.id.clone(), (Arc::clone(record), view.clone()));
@@ -535,9 +571,10 @@ fn build_eval_views<'a>(
                                 },
                             }
                         })
-                        .collect(),
+                        .collect::<Vec<_>>()
+                        .into(),
                 ),
-                None => (Vec::new(), Vec::new()),
+                None => (Vec::new(), Arc::default()),
             };
             EvalView {
                 id: eval.id.clone(),
@@ -590,91 +627,110 @@ fn sequence(entries: &[&TraceEntry], sim: &Sim) -> Vec<SeqEventView> {
     let mut events: Vec<SeqEventView> = entries
         .iter()
         .rev()
-        .filter_map(|entry| {
-            let (from, to, label, kind) = match &entry.event {
-                TraceEvent::CallSent {
-                    node, call, rpc, ..
-                } => (
-                    lane(node),
-                    "leader".to_string(),
-                    format!("#{call} {rpc}"),
-                    "call",
-                ),
-                TraceEvent::CallHandled {
-                    node,
-                    call,
-                    rpc,
-                    accepted,
-                    detail,
-                } => (
-                    "leader".to_string(),
-                    lane(node),
-                    format!(
-                        "{} #{call} {rpc}{}",
-                        if *accepted { "✓" } else { "✕" },
-                        if *accepted {
-                            String::new()
-                        } else {
-                            format!(": {detail}")
-                        }
-                    ),
-                    if *accepted { "reply-ok" } else { "reply-err" },
-                ),
-                TraceEvent::CallFailed {
-                    node, call, rpc, ..
-                } => (
-                    lane(node),
-                    lane(node),
-                    format!("✕ #{call} {rpc} failed"),
-                    "note",
-                ),
-                TraceEvent::NodeStatus { node, from, to, .. } => (
-                    "leader".to_string(),
-                    "leader".to_string(),
-                    format!("{} {from} → {to}", lane(node)),
-                    "status",
-                ),
-                TraceEvent::HeartbeatMissed { node, .. } => (
-                    "leader".to_string(),
-                    "leader".to_string(),
-                    format!("TTL expired: {}", lane(node)),
-                    "status",
-                ),
-                TraceEvent::EvalCreated { eval, trigger, .. } => (
-                    "leader".to_string(),
-                    "broker".to_string(),
-                    format!("◆ {} {trigger}", short(eval)),
-                    "eval",
-                ),
-                TraceEvent::EvalProcessed {
-                    eval,
-                    trigger,
-                    status,
-                    ..
-                } => (
-                    "broker".to_string(),
-                    "broker".to_string(),
-                    format!("reconcile {} {trigger} → {status}", short(eval)),
-                    "eval",
-                ),
-                TraceEvent::Link { node, detail } => {
-                    (lane(node), lane(node), format!("link {detail}"), "note")
-                }
-                _ => return None,
-            };
-            Some(SeqEventView {
-                step: entry.step,
-                time: time_label(entry.tick),
-                from,
-                to,
-                label,
-                kind: kind.to_string(),
-            })
-        })
+        .filter_map(|entry| seq_event(entry, &lane))
         .take(SEQUENCE_WINDOW)
         .collect();
     events.reverse();
     events
+}
+
+/// Whether a trace event draws a sequence-diagram event (cheaper than [`seq_event`]).
+fn draws_seq_event(event: &TraceEvent) -> bool {
+    matches!(
+        event,
+        TraceEvent::CallSent { .. }
+            | TraceEvent::CallHandled { .. }
+            | TraceEvent::CallFailed { .. }
+            | TraceEvent::NodeStatus { .. }
+            | TraceEvent::HeartbeatMissed { .. }
+            | TraceEvent::EvalCreated { .. }
+            | TraceEvent::EvalProcessed { .. }
+            | TraceEvent::Link { .. }
+    )
+}
+
+/// The sequence-diagram event of one trace entry, if it draws one; `lane`
+/// maps a node reference to its lane.
+fn seq_event(entry: &TraceEntry, lane: &dyn Fn(&str) -> String) -> Option<SeqEventView> {
+    let (from, to, label, kind) = match &entry.event {
+        TraceEvent::CallSent {
+            node, call, rpc, ..
+        } => (
+            lane(node),
+            "leader".to_string(),
+            format!("#{call} {rpc}"),
+            "call",
+        ),
+        TraceEvent::CallHandled {
+            node,
+            call,
+            rpc,
+            accepted,
+            detail,
+        } => (
+            "leader".to_string(),
+            lane(node),
+            format!(
+                "{} #{call} {rpc}{}",
+                if *accepted { "✓" } else { "✕" },
+                if *accepted {
+                    String::new()
+                } else {
+                    format!(": {detail}")
+                }
+            ),
+            if *accepted { "reply-ok" } else { "reply-err" },
+        ),
+        TraceEvent::CallFailed {
+            node, call, rpc, ..
+        } => (
+            lane(node),
+            lane(node),
+            format!("✕ #{call} {rpc} failed"),
+            "note",
+        ),
+        TraceEvent::NodeStatus { node, from, to, .. } => (
+            "leader".to_string(),
+            "leader".to_string(),
+            format!("{} {from} → {to}", lane(node)),
+            "status",
+        ),
+        TraceEvent::HeartbeatMissed { node, .. } => (
+            "leader".to_string(),
+            "leader".to_string(),
+            format!("TTL expired: {}", lane(node)),
+            "status",
+        ),
+        TraceEvent::EvalCreated { eval, trigger, .. } => (
+            "leader".to_string(),
+            "broker".to_string(),
+            format!("◆ {} {trigger}", short(eval)),
+            "eval",
+        ),
+        TraceEvent::EvalProcessed {
+            eval,
+            trigger,
+            status,
+            ..
+        } => (
+            "broker".to_string(),
+            "broker".to_string(),
+            format!("reconcile {} {trigger} → {status}", short(eval)),
+            "eval",
+        ),
+        TraceEvent::Link { node, detail } => {
+            (lane(node), lane(node), format!("link {detail}"), "note")
+        }
+        _ => return None,
+    };
+    Some(SeqEventView {
+        step: entry.step,
+        time: time_label(entry.tick),
+        from,
+        to,
+        label,
+        kind: kind.to_string(),
+    })
 }
 
 /// The narration of a guided scenario: its description, then every `note`

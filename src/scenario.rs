@@ -336,6 +336,7 @@ fn validate_check(
         check.eval.is_some(),
         check.count.is_some(),
         check.job.is_some() && check.count.is_none(),
+        check.deployment.is_some(),
     ]
     .iter()
     .filter(|s| **s)
@@ -343,7 +344,7 @@ fn validate_check(
     if subjects != 1 {
         return Err(invalid(
             path.to_string(),
-            "a check needs exactly one subject: alloc, node, eval, count or job",
+            "a check needs exactly one subject: alloc, node, eval, count, job or deployment",
         ));
     }
     if let Some(node) = &check.node

@@ -12,6 +12,7 @@
 //! `scheduler/scheduler_system.go` (see `nomad-semantics.md` §2).
 
 pub mod broker;
+pub mod deployments;
 pub mod heartbeat;
 pub mod jobs;
 pub mod node_endpoint;
@@ -22,11 +23,11 @@ pub mod scheduler;
 use crate::model::{Allocation, Deployment, DesiredUpdates, Evaluation, Job, Node, Time};
 use crate::profile::Rules;
 use crate::scenario::format::{AgentSettings, JobSpec};
-use crate::sim::chunk_map::ChunkMap;
+use crate::sim::chunk_map::{ChunkMap, ChunkVec};
 use crate::sim::net::CallId;
 use crate::sim::queue::Tick;
 use crate::sim::rng::Rng;
-use crate::sim::trace::{AllocReason, TraceEvent};
+use crate::sim::trace::TraceEvent;
 use broker::Broker;
 use rpc::{Reply, Rpc};
 use serde::{Deserialize, Serialize};
@@ -142,12 +143,9 @@ pub struct EvalRecord {
 pub struct EvalOutcome {
     /// When.
     pub tick: Tick,
-    /// `DesiredTGUpdates` of the plan.
+    /// `DesiredTGUpdates` of the plan. (The per-alloc reasons and the plan
+    /// in words are in the eval's `EvalProcessed` trace entry only.)
     pub desired_tg_updates: BTreeMap<String, DesiredUpdates>,
-    /// Per alloc: set and reason.
-    pub reasons: Vec<AllocReason>,
-    /// The plan in words.
-    pub plan: Vec<String>,
 }
 
 /// The server's state store and timers.
@@ -171,7 +169,7 @@ pub struct ServerState {
     /// Evals by ID (each shared between history checkpoints until written).
     pub evals: ChunkMap<String, Arc<EvalRecord>>,
     /// Eval IDs in creation order.
-    pub eval_order: Vec<String>,
+    pub eval_order: ChunkVec<String>,
     /// Deployments by ID.
     pub deployments: BTreeMap<String, Deployment>,
     /// The eval broker and blocked evals.
@@ -181,13 +179,17 @@ pub struct ServerState {
     /// (cpu, memory) asked for by the live (non-terminal) allocs of each node.
     pub node_usage: BTreeMap<String, (u64, u64)>,
     /// Live allocs per node and `job/group` (for job anti-affinity).
-    pub group_counts: BTreeMap<String, BTreeMap<String, u64>>,
+    /// (Each node's map is shared between history checkpoints until written.)
+    pub group_counts: BTreeMap<String, Arc<BTreeMap<String, u64>>>,
     /// Counter for generated IDs.
     pub next_id: u64,
     /// Alloc writes and removals so far: equal counts mean the same allocs
     /// (the invariant checker skips unchanged states by it).
     #[serde(default)]
     pub alloc_writes: u64,
+    /// The deployment watcher's state.
+    #[serde(default)]
+    pub deployment_watch: deployments::WatcherState,
 }
 
 /// One leader.
@@ -260,6 +262,11 @@ pub enum ServerInput {
         /// Eligible.
         eligible: bool,
     },
+    /// A deployment watcher's timer fired (batched eval, progress deadline).
+    DeploymentTimer {
+        /// Deployment ID.
+        deployment: String,
+    },
 }
 
 /// What the server asks the simulator to do.
@@ -299,6 +306,13 @@ pub enum ServerEffect {
     },
     /// Record this in the trace.
     Trace(TraceEvent),
+    /// Fire `DeploymentTimer` at `at`.
+    DeploymentTimer {
+        /// Deployment ID.
+        deployment: String,
+        /// When.
+        at: Tick,
+    },
 }
 
 impl Server {
@@ -318,7 +332,7 @@ impl Server {
                 allocs_by_job: BTreeMap::new(),
                 allocs_by_name: ChunkMap::new(),
                 evals: ChunkMap::new(),
-                eval_order: Vec::new(),
+                eval_order: ChunkVec::new(),
                 deployments: BTreeMap::new(),
                 broker: Broker::default(),
                 heartbeat_timers: BTreeMap::new(),
@@ -326,6 +340,7 @@ impl Server {
                 group_counts: BTreeMap::new(),
                 next_id: 0,
                 alloc_writes: 0,
+                deployment_watch: deployments::WatcherState::default(),
             },
         }
     }
@@ -353,6 +368,9 @@ impl Server {
             ServerInput::Gc => self.gc(&mut out),
             ServerInput::Eligibility { node, eligible } => {
                 self.set_eligibility(now, &node, eligible, &mut out)
+            }
+            ServerInput::DeploymentTimer { deployment } => {
+                self.deployment_timer(now, &deployment, &mut out)
             }
         }
         out
@@ -414,13 +432,14 @@ impl Server {
             usage.0 = usage.0.saturating_sub(cpu);
             usage.1 = usage.1.saturating_sub(mem);
         }
-        let count = self
-            .state
-            .group_counts
-            .entry(alloc.node_id.clone())
-            .or_default()
-            .entry(group_key(&alloc.job_id, &alloc.task_group))
-            .or_default();
+        let count = Arc::make_mut(
+            self.state
+                .group_counts
+                .entry(alloc.node_id.clone())
+                .or_default(),
+        )
+        .entry(group_key(&alloc.job_id, &alloc.task_group))
+        .or_default();
         *count = if sign > 0 {
             *count + 1
         } else {

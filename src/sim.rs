@@ -106,6 +106,11 @@ pub enum Event {
     },
     /// The scheduler worker takes the next ready eval.
     Worker,
+    /// A deployment watcher's timer (batched eval, progress deadline).
+    DeploymentTimer {
+        /// Deployment ID.
+        deployment: String,
+    },
 }
 
 /// Simulator settings.
@@ -324,6 +329,9 @@ impl Sim {
                 ServerEffect::EvalTimer { eval, at } => {
                     self.queue.push(at, Event::EvalDelay { eval });
                 }
+                ServerEffect::DeploymentTimer { deployment, at } => {
+                    self.queue.push(at, Event::DeploymentTimer { deployment });
+                }
                 ServerEffect::EvalReady => {
                     if self.settings.auto_evals && !self.worker_scheduled {
                         self.worker_scheduled = true;
@@ -507,6 +515,9 @@ impl Sim {
                 if self.server.state.broker.has_ready() {
                     self.server_input(ServerInput::ProcessEval { eval: None });
                 }
+            }
+            Event::DeploymentTimer { deployment } => {
+                self.server_input(ServerInput::DeploymentTimer { deployment });
             }
         }
     }

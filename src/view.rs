@@ -81,7 +81,8 @@ pub struct EvalView {
     /// Per task group counters of the reconciler's decisions, as `(group, [(counter, value)])`.
     pub desired_tg_updates: Vec<(String, Vec<(String, u64)>)>,
     /// Why each allocation went where it did, when the evaluation has been processed.
-    pub decisions: Vec<DecisionView>,
+    /// Shared: a step that changes no decision hands the UI the same `Arc`.
+    pub decisions: Arc<Vec<DecisionView>>,
 }
 
 /// One allocation's line in the eval inspector.
@@ -215,6 +216,9 @@ pub struct PlaygroundView {
     pub calls: Vec<CallView>,
     /// The newest events of the sequence diagram up to the current step.
     pub sequence: Vec<SeqEventView>,
+    /// How many older events are left out of `sequence` (the first one's
+    /// position in the whole diagram).
+    pub sequence_hidden: usize,
     /// The newest lines of the trace (one fixed-column line per event) up to the current step.
     pub trace: Vec<String>,
     /// How many older trace lines are left out of `trace`.

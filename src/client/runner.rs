@@ -1,8 +1,13 @@
 //! Alloc runners: the client's copy of one allocation and its tasks
 //! (Nomad's `client/allocrunner/`), reduced to statuses and task states:
-//! pending, running, complete, failed; reconnect; previous-alloc watches.
+//! pending, running, complete, failed; reconnect; previous-alloc watches;
+//! and the deployment health watch (`client/allocrunner/health_hook.go`
+//! with `client/allochealth/tracker.go`, `health_check = "task_states"`).
 
-use crate::model::{Allocation, ClientStatus, TASK_CLIENT_RECONNECTED, TaskEvent, TaskState, Time};
+use crate::model::{
+    AllocDeploymentStatus, Allocation, ClientStatus, TASK_CLIENT_RECONNECTED, TaskEvent, TaskState,
+    Time,
+};
 use crate::server::rpc::AllocUpdate;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -50,6 +55,27 @@ pub struct AllocRunner {
     pub watches: Vec<PrevWatch>,
     /// The tasks' start is scheduled.
     pub start_scheduled: bool,
+    /// The deployment health watch, while one runs.
+    #[serde(default)]
+    pub health_watch: Option<HealthWatch>,
+    /// The health the client set (`DeploymentStatus.Healthy`, `Timestamp`),
+    /// reported with every update once set.
+    #[serde(default)]
+    pub deployment_health: Option<AllocDeploymentStatus>,
+}
+
+/// The health hook's watch of one alloc of a deployment: it ends healthy
+/// when every task has run for `min_healthy_time`, unhealthy when a task
+/// fails first or `healthy_deadline` passes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealthWatch {
+    /// The deployment watched for (a new deployment restarts the watch).
+    pub deployment_id: String,
+    /// `healthy_deadline` from the watch's start.
+    pub deadline: Time,
+    /// When the tasks will have run for `min_healthy_time` (set once all
+    /// tasks run).
+    pub healthy_at: Option<Time>,
 }
 
 impl AllocRunner {
@@ -78,6 +104,8 @@ impl AllocRunner {
             task_states,
             watches,
             start_scheduled: false,
+            health_watch: None,
+            deployment_health: None,
         }
     }
 
@@ -88,6 +116,7 @@ impl AllocRunner {
             client_status: self.client_status.as_str().to_string(),
             client_description: self.client_description.clone(),
             task_states: self.task_states.clone(),
+            deployment_status: self.deployment_health.clone(),
         }
     }
 
@@ -204,5 +233,124 @@ impl AllocRunner {
                 self.client_status = status;
             }
         }
+    }
+}
+
+/// Whether the health hook watches this alloc for its deployment: a
+/// service alloc of a deployment whose group has an update block that is
+/// not `health_check = "manual"` (`newAllocHealthWatcherHook`, `init`).
+fn watches_deployment_health(
+    alloc: &Allocation,
+) -> Option<(crate::model::Duration, crate::model::Duration)> {
+    if alloc.deployment_id.is_empty() {
+        return None;
+    }
+    let job = alloc.job.as_ref()?;
+    if job.job_type != crate::model::JobType::Service {
+        return None;
+    }
+    let update = job
+        .lookup_task_group(&alloc.task_group)?
+        .update_strategy()?;
+    if update.health_check == "manual" {
+        return None;
+    }
+    Some((update.min_healthy_time, update.healthy_deadline))
+}
+
+impl AllocRunner {
+    /// The health hook's `Prerun` (after the previous-alloc watches) or
+    /// `Update` (a new deployment): starts a watch unless the health is
+    /// already set. Returns the deadline, for a timer.
+    pub fn arm_health(&mut self, now: Time) -> Option<Time> {
+        let deployment = self.alloc.deployment_id.clone();
+        if self
+            .deployment_health
+            .as_ref()
+            .is_some_and(|d| d.healthy.is_some())
+        {
+            return None;
+        }
+        let (min_healthy_time, healthy_deadline) = watches_deployment_health(&self.alloc)?;
+        let deadline = now.add(healthy_deadline);
+        // Tasks already running (an in-place update into a new deployment)
+        // start the min_healthy_time wait now.
+        let healthy_at = (self.client_status == ClientStatus::Running
+            && self.task_states.values().all(|s| s.state == "running"))
+        .then(|| now.add(min_healthy_time));
+        self.health_watch = Some(HealthWatch {
+            deployment_id: deployment,
+            deadline,
+            healthy_at,
+        });
+        Some(deadline)
+    }
+
+    /// The tasks (re)started: the min_healthy_time wait starts again.
+    /// Returns when it ends, for a timer.
+    pub fn health_tasks_started(&mut self, now: Time) -> Option<Time> {
+        let (min_healthy_time, _) = watches_deployment_health(&self.alloc)?;
+        let watch = self.health_watch.as_mut()?;
+        let at = now.add(min_healthy_time);
+        watch.healthy_at = Some(at);
+        Some(at)
+    }
+
+    /// The server moved the alloc to another deployment (an in-place
+    /// update): the health is cleared and the watch restarts
+    /// (`allocHealthWatcherHook.Update`). Returns the new watch's times.
+    pub fn health_deployment_changed(&mut self, now: Time, previous: &str) -> Vec<Time> {
+        if self.alloc.deployment_id == previous {
+            return Vec::new();
+        }
+        self.deployment_health = None;
+        self.health_watch = None;
+        let mut times = Vec::new();
+        if let Some(deadline) = self.arm_health(now) {
+            times.push(deadline);
+            if let Some(at) = self.health_watch.as_ref().and_then(|w| w.healthy_at) {
+                times.push(at);
+            }
+        }
+        times
+    }
+
+    /// The tracker's check: sets the health once it is known. Returns
+    /// `Some(healthy)` when this call set it.
+    pub fn check_health(&mut self, now: Time) -> Option<bool> {
+        let watch = self.health_watch.as_ref()?;
+        if watch.deployment_id != self.alloc.deployment_id {
+            self.health_watch = None;
+            return None;
+        }
+        if self.alloc.server_terminal_status() {
+            // The alloc is being stopped: the tracker exits without a health.
+            self.health_watch = None;
+            return None;
+        }
+        let failed = self.client_status == ClientStatus::Failed
+            || self
+                .task_states
+                .values()
+                .any(|s| s.failed || !s.finished_at.is_zero());
+        let all_running = self.client_status == ClientStatus::Running
+            && self.task_states.values().all(|s| s.state == "running");
+        let healthy = if failed {
+            false
+        } else if all_running && watch.healthy_at.is_some_and(|at| !at.after(now)) {
+            true
+        } else if !watch.deadline.after(now) {
+            false
+        } else {
+            return None;
+        };
+        self.health_watch = None;
+        self.deployment_health = Some(AllocDeploymentStatus {
+            healthy: Some(healthy),
+            timestamp: now,
+            canary: self.alloc.is_canary(),
+            modify_index: 0,
+        });
+        Some(healthy)
     }
 }

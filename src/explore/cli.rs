@@ -1,7 +1,8 @@
 //! `nomad-playground explore SCENARIO.json [--profile P] [--max-orders N]
 //! [--seed S] [--mode auto|exhaustive|random] [--compare P]... [--no-compare]
 //! [--only INV]... [--disable INV]... [--max-delay MS] [--no-fire-loops]
-//! [--json] [--out DIR]`: searches the
+//! [--max-depth N] [--horizon MS] [--window START..END] [--exact-states]
+//! [--no-reduce] [--json] [--out DIR]`: searches the
 //! orders of a scenario's reconnect window and reports invariant violations.
 //!
 //! Exit 0 when no order breaks an enabled invariant, 1 when one does, 2 on
@@ -18,8 +19,17 @@ use std::io::Write;
 const USAGE: &str =
     "usage: nomad-playground explore SCENARIO.json [--profile P] [--max-orders N] [--seed S]
         [--mode auto|exhaustive|random] [--compare PROFILE]... [--no-compare]
-        [--max-delay MS] [--no-fire-loops]
+        [--max-delay MS] [--no-fire-loops] [--max-depth N] [--horizon MS]
+        [--window START..END] [--exact-states] [--no-reduce]
         [--only INVARIANT]... [--disable INVARIANT]... [--json] [--out DIR]
+
+bounds: --max-delay  longest a call is held while time passes (default 1000)
+        --max-depth  longest order, in choices (default 200)
+        --horizon    longest phase before an order is given up (default 600000)
+        --window     script actions searched (default: from the first
+                     link_up after a link_down to the end)
+        --exact-states  prune only identical states (no renaming of IDs)
+        --no-reduce     no partial-order reduction (sleep sets)
 
 invariants: unique-name-index, count-honoured, reconnected-version,
             no-unknown-on-ready-node, no-replacement-flap, followup-cancelled";
@@ -98,6 +108,31 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                     .map_err(|_| format!("--max-delay: not a number of milliseconds: {v}"))?;
             }
             "--no-fire-loops" => config.fire_loops = false,
+            "--max-depth" => {
+                let v = value("--max-depth")?;
+                config.max_depth = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or(format!("--max-depth: not a positive number: {v}"))?;
+            }
+            "--horizon" => {
+                let v = value("--horizon")?;
+                config.horizon = v
+                    .parse()
+                    .map_err(|_| format!("--horizon: not a number of milliseconds: {v}"))?;
+            }
+            "--window" => {
+                let v = value("--window")?;
+                let parsed = v
+                    .split_once("..")
+                    .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
+                let (start, end) =
+                    parsed.ok_or(format!("--window: expected START..END, got {v}"))?;
+                config.window = Some(super::Window { start, end });
+            }
+            "--exact-states" => config.exact_states = true,
+            "--no-reduce" => config.reduce_orders = false,
             "--json" => json = true,
             "--out" => out = Some(value("--out")?),
             "-h" | "--help" => return Err(String::new()),
@@ -350,5 +385,36 @@ mod tests {
         assert!(parse_args(&args(&["s.json", "--max-orders", "x"])).is_err());
         assert!(parse_args(&args(&["s.json", "--only", "nope"])).is_err());
         assert!(parse_args(&args(&["--seed", "1"])).is_err());
+        assert!(parse_args(&args(&["s.json", "--window", "3"])).is_err());
+        assert!(parse_args(&args(&["s.json", "--max-depth", "0"])).is_err());
+    }
+
+    #[test]
+    fn parses_search_bounds() {
+        let o = parse_args(&args(&[
+            "s.json",
+            "--window",
+            "3..9",
+            "--max-depth",
+            "40",
+            "--horizon",
+            "60000",
+            "--max-delay",
+            "0",
+            "--exact-states",
+            "--no-reduce",
+            "--no-fire-loops",
+        ]))
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            o.config.window,
+            Some(crate::explore::Window { start: 3, end: 9 })
+        );
+        assert_eq!(o.config.max_depth, 40);
+        assert_eq!(o.config.horizon, 60_000);
+        assert_eq!(o.config.max_delay, 0);
+        assert!(o.config.exact_states);
+        assert!(!o.config.reduce_orders);
+        assert!(!o.config.fire_loops);
     }
 }

@@ -20,6 +20,12 @@ struct Hasher {
     canonical: bool,
     /// The next integer is a call number (canonical mode leaves it out).
     drop_int: bool,
+    /// The next integer is a Raft index: canonical mode keeps only which
+    /// side of `split` it is on.
+    split_int: bool,
+    /// The Raft index at the window's start (the invariants tell allocs
+    /// placed during the reconnect from older ones by it).
+    split: u64,
     /// Open maps: the lanes before the map, the sum of its entries' hashes,
     /// whether an entry is being hashed.
     maps: Vec<MapFrame>,
@@ -60,12 +66,14 @@ impl Hasher {
     const A0: u64 = 0x243f_6a88_85a3_08d3;
     const B0: u64 = 0x1319_8a2e_0370_7344;
 
-    fn new(canonical: bool) -> Hasher {
+    fn new(canonical: bool, split: u64) -> Hasher {
         Hasher {
             a: Hasher::A0,
             b: Hasher::B0,
             canonical,
             drop_int: false,
+            split_int: false,
+            split,
             maps: Vec::new(),
         }
     }
@@ -170,7 +178,8 @@ impl serde::Serializer for &mut Hasher {
     }
     fn serialize_u64(self, v: u64) -> Result<(), NoError> {
         if std::mem::take(&mut self.drop_int) {
-            self.word(ID_TOKEN);
+            let side = std::mem::take(&mut self.split_int) && v > self.split;
+            self.word(ID_TOKEN ^ u64::from(side));
         } else {
             self.word(v);
         }
@@ -355,8 +364,10 @@ macro_rules! fields {
                     // An ID-like number inside the value is hashed as a
                     // token, a plain counter is left out.
                     self.drop_int = true;
+                    self.split_int = key.ends_with("index");
                     let result = value.serialize(&mut **self);
                     self.drop_int = false;
+                    self.split_int = false;
                     return result;
                 }
                 value.serialize(&mut **self)
@@ -412,26 +423,49 @@ pub fn noop(sim: &Sim, event: &Event) -> bool {
                     *generation != client.generations[2] || client.watch_in_flight
                 }
                 ClientTimer::StopAfter { generation } => *generation != client.generations[3],
-                ClientTimer::TaskStart { .. } | ClientTimer::WatchPoll { .. } => false,
+                ClientTimer::TaskStart { .. }
+                | ClientTimer::WatchPoll { .. }
+                | ClientTimer::Health { .. } => false,
             }
         }
         Event::Worker => !sim.server.state.broker.has_ready(),
+        Event::DeploymentTimer { deployment } => {
+            let watch = &sim.server.state.deployment_watch;
+            !watch.batches.contains_key(deployment) && !watch.deadlines.contains_key(deployment)
+        }
         Event::Reply { .. } | Event::Fail { .. } => false,
     }
 }
 
 /// The fingerprint of `sim` together with `extra` (the explorer's own
-/// per-path state, e.g. the phase).
+/// per-path state, e.g. the phase). `window_index` is the Raft index at the
+/// window's start.
 ///
-/// With `canonical`, two worlds that differ only by the names of generated
-/// IDs, by Raft indexes and call numbers, or by the RNG's position get the
-/// same fingerprint: orders that handle the calls of different nodes in
-/// another order reach such twins (each server write takes the next index
-/// and the next ID), and their futures differ only by the same renaming and
-/// by the random jitter of later timers. That is the reduction that makes
-/// exhaustive search of several reconnecting nodes possible; it treats
-/// those twins as one state (a heuristic, not a proof of equivalence).
-pub fn fingerprint<X: Serialize>(sim: &Sim, extra: &X, canonical: bool) -> Fingerprint {
+/// # What is left out, and why
+///
+/// Always (sound: the future does not read them): trace buffers, counters
+/// of handled events, the event queue's insertion numbers, and events that
+/// would change nothing when handled ([`noop`]).
+///
+/// With `canonical` (the default search), also the RNG's position, the
+/// names of generated IDs, call numbers and counters, and of each Raft
+/// index only which side of `window_index` it is on (the invariants read
+/// exactly that: an alloc placed during the reconnect or before it).
+/// Orders that handle calls of different nodes in another order reach such
+/// twins (each server write takes the next index and the next ID, and the
+/// next draw of the one RNG stream). Their futures are the same up to the
+/// renaming and the jitter of later timers only where nothing compares two
+/// IDs or two indexes written in the window (the order of a `BTreeMap`
+/// keyed by ID, the broker's tie-breaks, a blocking query's index); that
+/// holds for the reconnect scenarios searched here but is not proved in
+/// general, so canonical pruning is a reduction heuristic: `exact_states`
+/// prunes only identical worlds, which is sound.
+pub fn fingerprint<X: Serialize>(
+    sim: &Sim,
+    extra: &X,
+    canonical: bool,
+    window_index: u64,
+) -> Fingerprint {
     let view = View {
         tick: sim.tick,
         rng: (!canonical).then_some(&sim.rng),
@@ -442,7 +476,7 @@ pub fn fingerprint<X: Serialize>(sim: &Sim, extra: &X, canonical: bool) -> Finge
         worker_scheduled: sim.worker_scheduled,
         extra,
     };
-    let mut hasher = Hasher::new(canonical);
+    let mut hasher = Hasher::new(canonical, window_index);
     // Hashing plain data cannot fail; if it ever did, the partial hash is
     // still a valid (weaker) key.
     let _ = view.serialize(&mut hasher);

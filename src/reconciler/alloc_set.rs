@@ -30,7 +30,45 @@ impl AllocSet {
         AllocSet(Vec::new())
     }
     fn position(&self, id: &str) -> Result<usize, usize> {
+        if id.is_empty() {
+            // The empty ID sorts first (an alloc's empty `NextAllocation`
+            // is looked up often): only the first slot can hold it.
+            return match self.0.first() {
+                Some(a) if a.id.is_empty() => Ok(0),
+                _ => Err(0),
+            };
+        }
         self.0.binary_search_by(|a| a.id.as_str().cmp(id))
+    }
+    /// [`AllocSet::position`] for callers that look up IDs in ascending
+    /// order: tries the slot at `hint` and the one after it first, and
+    /// leaves `hint` at the slot found.
+    fn position_hinted(&self, id: &str, hint: &mut usize) -> Result<usize, usize> {
+        for i in [*hint, *hint + 1] {
+            if self.0.get(i).is_some_and(|a| a.id == id) {
+                *hint = i;
+                return Ok(i);
+            }
+        }
+        let found = self.position(id);
+        if let Ok(i) = found {
+            *hint = i;
+        }
+        found
+    }
+    /// [`AllocSet::get`] with a search hint (see `position_hinted`).
+    pub(crate) fn get_hinted(&self, id: &str, hint: &mut usize) -> Option<&Arc<Allocation>> {
+        self.position_hinted(id, hint).ok().map(|i| &self.0[i])
+    }
+    /// The alloc with this ID, to change it in place (say with
+    /// `Arc::make_mut`; its ID must not change), with a search hint (see
+    /// `position_hinted`).
+    pub(crate) fn get_mut_hinted(
+        &mut self,
+        id: &str,
+        hint: &mut usize,
+    ) -> Option<&mut Arc<Allocation>> {
+        self.position_hinted(id, hint).ok().map(|i| &mut self.0[i])
     }
     /// Adds or replaces an alloc.
     pub fn insert(&mut self, alloc: Arc<Allocation>) {
@@ -61,11 +99,6 @@ impl AllocSet {
     /// The alloc with this ID.
     pub fn get(&self, id: &str) -> Option<&Arc<Allocation>> {
         self.position(id).ok().map(|i| &self.0[i])
-    }
-    /// The alloc with this ID, to change it in place (say with
-    /// `Arc::make_mut`); its ID must not change.
-    pub(crate) fn get_mut(&mut self, id: &str) -> Option<&mut Arc<Allocation>> {
-        self.position(id).ok().map(|i| &mut self.0[i])
     }
     /// Whether the set holds this ID.
     pub fn contains(&self, id: &str) -> bool {

@@ -289,6 +289,9 @@ struct FollowupIds {
     evals: Vec<String>,
     allocs: Vec<(Arc<Allocation>, usize)>,
     prefixes: Vec<u128>,
+    /// The entry found last: callers mostly ask in ID order, so the entry
+    /// after it is tried before a search.
+    hint: std::cell::Cell<usize>,
 }
 
 impl FollowupIds {
@@ -301,10 +304,20 @@ impl FollowupIds {
                 .map(|(a, _)| filters::id_prefix(&a.id))
                 .collect(),
             allocs,
+            hint: std::cell::Cell::new(0),
         }
     }
 
     fn get(&self, alloc_id: &str) -> Option<&str> {
+        let h = self.hint.get();
+        for i in [h, h + 1] {
+            if let Some((a, e)) = self.allocs.get(i)
+                && a.id == alloc_id
+            {
+                self.hint.set(i);
+                return Some(&self.evals[*e]);
+            }
+        }
         let p = filters::id_prefix(alloc_id);
         let (mut lo, mut hi) = (0, self.allocs.len());
         while lo < hi {
@@ -315,7 +328,10 @@ impl FollowupIds {
             match ord {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some(&self.evals[self.allocs[mid].1]),
+                std::cmp::Ordering::Equal => {
+                    self.hint.set(mid);
+                    return Some(&self.evals[self.allocs[mid].1]);
+                }
             }
         }
         None
@@ -442,7 +458,7 @@ impl Reconciler<'_, '_> {
         if !sorted.is_sorted_by(|x, y| by_id(x, y).is_le()) {
             sorted.sort_by(by_id);
         }
-        self.explain.prepare(sorted.iter().map(|(_, a)| *a));
+        self.explain.prepare_sorted(&sorted);
         // The alloc matrix: group -> allocs (later duplicates replace earlier).
         let mut matrix: BTreeMap<&str, AllocSet> = alloc_matrix(&sorted);
         if let Some(job) = &input.job {
@@ -1420,6 +1436,9 @@ impl Reconciler<'_, '_> {
         let mut later = std::mem::take(&mut sets.reschedule_later);
         let (ids, evals) = self.create_later_evals(&mut later, trigger::ALLOC_RESCHEDULE);
         let mut attribute_updates = AllocSet::new();
+        // `later` is mostly in ID order (sorted by time, stably): hinted
+        // lookups find the next alloc without a search.
+        let (mut in_disconnect, mut in_migrate, mut in_all) = (0, 0, 0);
         for d in &later {
             let eval_id = ids.get(&d.alloc.id).unwrap_or("").to_string();
             self.explain.decide(
@@ -1431,11 +1450,16 @@ impl Reconciler<'_, '_> {
             );
             // The set's entry is replaced by a copy with the eval attached
             // (copied only if something else still holds it).
-            if let Some(u) = self.result.disconnect_updates.get_mut(&d.alloc.id) {
+            let id = d.alloc.id.as_str();
+            if let Some(u) = self
+                .result
+                .disconnect_updates
+                .get_mut_hinted(id, &mut in_disconnect)
+            {
                 Arc::make_mut(u).followup_eval_id = eval_id;
-            } else if let Some(m) = sets.migrate.get_mut(&d.alloc.id) {
+            } else if let Some(m) = sets.migrate.get_mut_hinted(id, &mut in_migrate) {
                 Arc::make_mut(m).followup_eval_id = eval_id;
-            } else if let Some(existing) = all.get(&d.alloc.id) {
+            } else if let Some(existing) = all.get_hinted(id, &mut in_all) {
                 let mut copy = (**existing).clone();
                 copy.followup_eval_id = eval_id;
                 attribute_updates.insert(Arc::new(copy));

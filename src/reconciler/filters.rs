@@ -60,6 +60,10 @@ impl FilterContext<'_> {
 
     /// `Expired(now)`.
     pub fn expired(&self, alloc: &Allocation) -> bool {
+        // `expired_since` answers false for these before reading the time.
+        if alloc.client_status != ClientStatus::Unknown || alloc.job.is_none() {
+            return false;
+        }
         alloc.expired_since(self.last_unknown(alloc), self.now, self.legacy())
     }
 }
@@ -105,27 +109,41 @@ pub fn classify_alloc(alloc: &Allocation, cx: &FilterContext<'_>) -> (AllocCateg
     classify_alloc_on(alloc, cx.tainted_nodes.get(&alloc.node_id), cx)
 }
 
-/// Sorted tainted node IDs, searched by their first 16 bytes as one number
-/// (node IDs are UUIDs, so that almost always decides) and then in full.
-struct TaintedIndex<'a> {
-    keys: Vec<(u128, &'a str, &'a Option<Node>)>,
+/// The tainted nodes of a run as a sorted table, built once per run: each
+/// node ID's first 16 bytes as one number (node IDs are UUIDs, so that
+/// almost always decides), searched in a plain array of those numbers, and
+/// the full ID compared only on a prefix hit.
+pub struct TaintedIndex<'a> {
+    /// Per node, in ID order: the ID's prefix (see [`id_prefix`]).
+    prefixes: Vec<u128>,
+    /// Per node, in ID order: the ID and its entry.
+    nodes: Vec<(&'a str, &'a Option<Node>)>,
 }
 
 impl<'a> TaintedIndex<'a> {
-    fn new(nodes: &'a BTreeMap<String, Option<Node>>) -> Self {
+    /// The table of `nodes`.
+    pub fn new(nodes: &'a BTreeMap<String, Option<Node>>) -> Self {
         // The map is in string order, which is (prefix, string) order.
-        let keys = nodes
-            .iter()
-            .map(|(id, n)| (id_prefix(id), id.as_str(), n))
-            .collect();
-        TaintedIndex { keys }
+        TaintedIndex {
+            prefixes: nodes.keys().map(|id| id_prefix(id)).collect(),
+            nodes: nodes.iter().map(|(id, n)| (id.as_str(), n)).collect(),
+        }
     }
-    fn get(&self, id: &str) -> Option<&'a Option<Node>> {
+    /// The entry of node `id`, if it is tainted.
+    pub fn get(&self, id: &str) -> Option<&'a Option<Node>> {
+        if self.prefixes.is_empty() {
+            return None;
+        }
         let p = id_prefix(id);
-        self.keys
-            .binary_search_by(|(kp, k, _)| kp.cmp(&p).then_with(|| (*k).cmp(id)))
-            .ok()
-            .map(|i| self.keys[i].2)
+        let mut i = self.prefixes.partition_point(|k| *k < p);
+        while i < self.prefixes.len() && self.prefixes[i] == p {
+            let (k, n) = self.nodes[i];
+            if k == id {
+                return Some(n);
+            }
+            i += 1;
+        }
+        None
     }
 }
 
@@ -476,7 +494,7 @@ pub fn update_by_reschedulable(
     if is_disconnecting && !alloc.replace_on_disconnect(legacy) {
         return (now, false, Time::ZERO);
     }
-    let immediate = match cx.rules.disconnecting_replacement {
+    let immediate = || match cx.rules.disconnecting_replacement {
         DisconnectingReplacement::Immediate => true,
         DisconnectingReplacement::ImmediateWithBlock => alloc
             .job_task_group()
@@ -484,7 +502,7 @@ pub fn update_by_reschedulable(
             .is_some_and(|d| d.replace.is_some()),
         DisconnectingReplacement::ReschedulePolicy => false,
     };
-    if is_disconnecting && immediate {
+    if is_disconnecting && immediate() {
         return (true, false, cx.now);
     }
     let (time, eligible) = if is_disconnecting {

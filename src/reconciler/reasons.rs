@@ -482,6 +482,32 @@ impl Explain {
         }
     }
 
+    /// [`Explain::prepare`] for allocs already sorted by (ID prefix, ID),
+    /// given with their ID prefixes (see `id_prefix`); of equal IDs the
+    /// first gets the slot, as with `prepare`.
+    pub fn prepare_sorted(&mut self, sorted: &[(u128, &Arc<Allocation>)]) {
+        if !self.records.is_empty() {
+            self.prepare(sorted.iter().map(|(_, a)| *a));
+            return;
+        }
+        self.records.reserve(sorted.len());
+        self.live.reserve(sorted.len());
+        self.prefixes.reserve(sorted.len());
+        for (k, (p, alloc)) in sorted.iter().enumerate() {
+            if k > 0 && sorted[k - 1].0 == *p && sorted[k - 1].1.id == alloc.id {
+                continue;
+            }
+            self.records.push(AllocDecision::new(
+                Arc::clone(alloc),
+                AllocCategory::Filtered,
+                ClassifyRule::Default,
+                Decision::Skip,
+            ));
+            self.live.push(false);
+            self.prefixes.push(*p);
+        }
+    }
+
     fn position(&self, id: &str) -> Result<usize, usize> {
         let p = id_prefix(id);
         let (mut lo, mut hi) = (0, self.records.len());

@@ -123,6 +123,15 @@ pub fn evaluate(sim: &Sim, check: &Check) -> (bool, String) {
             check.last_alloc_state.as_ref(),
             last_state,
         );
+        if let Some(expected) = check.healthy {
+            let actual = alloc.deployment_status.as_ref().and_then(|d| d.healthy);
+            if actual != Some(expected) {
+                errors.push(format!(
+                    "healthy is {}, expected {expected}",
+                    actual.map_or("unset".to_string(), |h| h.to_string())
+                ));
+            }
+        }
         let detail = format!(
             "{} {}/{} v{} on {}",
             short(&id),
@@ -181,7 +190,16 @@ pub fn evaluate(sim: &Sim, check: &Check) -> (bool, String) {
             check.status.as_ref(),
             record.job.status.clone(),
         );
+        expect(
+            &mut errors,
+            "stable",
+            check.stable.as_ref(),
+            sim.server.job_version_stable(job, record.job.version),
+        );
         return describe(&subject, errors, format!("v{}", record.job.version));
+    }
+    if let Some(reference) = &check.deployment {
+        return evaluate_deployment(sim, check, reference);
     }
     if let Some(reference) = &check.eval {
         let subject = format!("eval {reference}");
@@ -257,4 +275,107 @@ pub fn evaluate(sim: &Sim, check: &Check) -> (bool, String) {
         return describe(&subject, errors, shown);
     }
     (false, "check has no subject".to_string())
+}
+
+/// A `deployment` check: `job` (the latest deployment) or `job#n`.
+fn evaluate_deployment(sim: &Sim, check: &Check, reference: &str) -> (bool, String) {
+    let subject = format!("deployment {reference}");
+    let (job, ordinal) = match reference.split_once('#') {
+        Some((job, n)) => (job, n.parse::<usize>().ok()),
+        None => (reference, None),
+    };
+    let mut deployments: Vec<_> = sim
+        .server
+        .state
+        .deployments
+        .values()
+        .filter(|d| d.job_id == job)
+        .collect();
+    deployments.sort_by_key(|d| d.create_index);
+    let mut errors = Vec::new();
+    if let Some(expected) = check.equals {
+        expect(
+            &mut errors,
+            "count",
+            Some(&expected),
+            deployments.len() as u64,
+        );
+    }
+    let found = match ordinal {
+        Some(n) => deployments.get(n).copied(),
+        None => deployments.last().copied(),
+    };
+    let Some(deployment) = found else {
+        let ok = check.exists == Some(false) && errors.is_empty();
+        return (
+            ok,
+            format!(
+                "{subject}: {}",
+                if ok {
+                    "absent as expected".to_string()
+                } else if errors.is_empty() {
+                    "not found".to_string()
+                } else {
+                    errors.join("; ")
+                }
+            ),
+        );
+    };
+    if check.exists == Some(false) {
+        return (false, format!("{subject}: exists, expected absent"));
+    }
+    let sum = |f: fn(&crate::model::DeploymentState) -> u32| {
+        deployment
+            .task_groups
+            .values()
+            .map(|s| u64::from(f(s)))
+            .sum::<u64>()
+    };
+    expect(
+        &mut errors,
+        "status",
+        check.status.as_ref(),
+        deployment.status.as_str().to_string(),
+    );
+    expect(
+        &mut errors,
+        "status_description",
+        check.status_description.as_ref(),
+        deployment.status_description.clone(),
+    );
+    expect(
+        &mut errors,
+        "job_version",
+        check.job_version.as_ref(),
+        deployment.job_version,
+    );
+    expect(
+        &mut errors,
+        "placed_allocs",
+        check.placed_allocs.as_ref(),
+        sum(|s| s.placed_allocs),
+    );
+    expect(
+        &mut errors,
+        "healthy_allocs",
+        check.healthy_allocs.as_ref(),
+        sum(|s| s.healthy_allocs),
+    );
+    expect(
+        &mut errors,
+        "unhealthy_allocs",
+        check.unhealthy_allocs.as_ref(),
+        sum(|s| s.unhealthy_allocs),
+    );
+    let detail = format!(
+        "{} v{} {} ({}), placed {} healthy {} unhealthy {}",
+        short(&deployment.id),
+        deployment.job_version,
+        deployment.status,
+        deployment.status_description,
+        sum(|s| s.placed_allocs),
+        sum(|s| s.healthy_allocs),
+        sum(|s| s.unhealthy_allocs)
+    );
+    describe(&subject, errors, detail)
 }

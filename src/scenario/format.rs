@@ -521,7 +521,7 @@ pub struct ReportedStatus {
 }
 
 /// One check of an assertion. Exactly one subject (`alloc`, `node`, `eval`,
-/// `count`, `job`) and the expected values.
+/// `count`, `job`, `deployment`) and the expected values.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Check {
@@ -564,9 +564,33 @@ pub struct Check {
     /// Expected eval DesiredTGUpdates: group → counter → value (the counters given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub desired_tg_updates: Option<BTreeMap<String, BTreeMap<String, u64>>>,
-    /// Expected count (with `count`), or number of matching evals (with `eval`).
+    /// Expected count (with `count`), or number of matching evals (with
+    /// `eval`), or number of the job's deployments (with `deployment`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub equals: Option<u64>,
+    /// Subject: a job's deployment (`job`: the latest, `job#n`: the n-th
+    /// created, from 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<String>,
+    /// Expected deployment status description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_description: Option<String>,
+    /// Expected deployment `PlacedAllocs` (summed over its groups).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placed_allocs: Option<u64>,
+    /// Expected deployment `HealthyAllocs` (summed over its groups).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub healthy_allocs: Option<u64>,
+    /// Expected deployment `UnhealthyAllocs` (summed over its groups).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unhealthy_allocs: Option<u64>,
+    /// Expected alloc deployment health (`DeploymentStatus.Healthy`; absent
+    /// health fails both values).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub healthy: Option<bool>,
+    /// Expected: the job's current version is marked stable (with `job`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stable: Option<bool>,
 }
 
 /// Which allocs a count check counts.

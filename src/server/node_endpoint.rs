@@ -351,6 +351,7 @@ impl Server {
         let mut job_evals: BTreeMap<String, String> = BTreeMap::new();
         let mut unblock = false;
         let mut written = Vec::new();
+        let mut deployments = std::collections::BTreeSet::new();
         for update in updates {
             let Some(stored) = self.state.allocs.get(&update.id).cloned() else {
                 continue;
@@ -363,6 +364,9 @@ impl Server {
             updated.task_states = update.task_states.clone();
             updated.modify_index = index;
             updated.modify_time = now_time;
+            if let Some(id) = self.take_client_health(index, &mut updated, &stored, update) {
+                deployments.insert(id);
+            }
 
             let trigger = if !job_exists {
                 Some("job-deregister")
@@ -443,6 +447,7 @@ impl Server {
         if unblock {
             self.unblock_all("an alloc finished", out);
         }
+        self.watch_deployments(now, &deployments, out);
         Ok(written.join(","))
     }
 

@@ -290,11 +290,15 @@ impl Server {
                 .deployments
                 .insert(deployment.id.clone(), deployment);
         }
+        // Deployments the watcher looks at after the write.
+        let mut watched: BTreeSet<String> = plan.deployment.iter().map(|d| d.id.clone()).collect();
         for update in &plan.deployment_updates {
             if let Some(deployment) = self.state.deployments.get_mut(&update.deployment_id) {
                 deployment.status = update.status.clone();
                 deployment.status_description = update.status_description.clone();
                 deployment.modify_index = index;
+                self.deployment_status_written(&update.deployment_id, out);
+                watched.insert(update.deployment_id.clone());
             }
         }
         let mut preempting_jobs: Vec<String> = Vec::new();
@@ -410,6 +414,14 @@ impl Server {
                                     }));
                                 }
                             }
+                            let existing = self.state.allocs.get(&alloc.id).cloned();
+                            if let Some(id) = self.update_deployment_with_alloc(
+                                index,
+                                &mut alloc,
+                                existing.as_deref(),
+                            ) {
+                                watched.insert(id);
+                            }
                             self.put_alloc(alloc);
                             result.written += 1;
                             touched = true;
@@ -489,6 +501,7 @@ impl Server {
                 self.create_eval(now, &job, "preemption", "", None, "", out);
             }
         }
+        self.watch_deployments(now, &watched, out);
         result
     }
 }

@@ -19,6 +19,9 @@ pub struct AllocUpdate {
     pub client_description: String,
     /// Task states.
     pub task_states: BTreeMap<String, TaskState>,
+    /// Deployment health the client set (`DeploymentStatus`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment_status: Option<crate::model::AllocDeploymentStatus>,
 }
 
 /// A call's arguments.
@@ -87,8 +90,13 @@ impl Rpc {
             Rpc::UpdateAlloc { updates } => updates
                 .iter()
                 .map(|update| {
+                    let health = match update.deployment_status.as_ref().and_then(|d| d.healthy) {
+                        Some(true) => "(healthy)",
+                        Some(false) => "(unhealthy)",
+                        None => "",
+                    };
                     format!(
-                        "{}={}",
+                        "{}={}{health}",
                         crate::sim::trace::short(&update.id),
                         update.client_status
                     )

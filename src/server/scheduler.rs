@@ -36,6 +36,14 @@ struct Attempt {
     reasons: Vec<AllocReason>,
 }
 
+/// What processing an eval produced: the outcome the eval record keeps,
+/// and the reasons and plan lines only its trace entry keeps.
+struct Processed {
+    outcome: EvalOutcome,
+    reasons: Vec<AllocReason>,
+    plan: Vec<String>,
+}
+
 /// A placement to make: (name, group, previous alloc, reschedule, lost, canary).
 type Placement = (String, String, Option<Arc<Allocation>>, bool, bool, bool);
 
@@ -47,6 +55,30 @@ struct Usage {
     used: BTreeMap<String, (i64, i64)>,
     /// node → job/group → alloc delta (nested, so lookups borrow).
     collisions: BTreeMap<String, BTreeMap<String, i64>>,
+    /// Nodes whose deltas changed, in order (a node may repeat): the
+    /// placement scores cached in [`GroupScores`] catch up from it.
+    touched: Vec<String>,
+}
+
+/// The scores of every node for one group while a plan is built, so that
+/// each placement rescores only the nodes the plan touched since the last
+/// one instead of every node.
+struct GroupScores {
+    /// Per node (in ID order): its fit without the reschedule penalty.
+    fits: Vec<Fit>,
+    /// How much of [`Usage::touched`] the fits include.
+    synced: usize,
+}
+
+/// A node's fit for one alloc of a group, as `select_node` computes it.
+#[derive(Clone, Copy, PartialEq)]
+enum Fit {
+    /// Not ready, or outside the job's datacenters, pool or node list.
+    Infeasible,
+    /// Feasible, but its free resources are too few.
+    Full,
+    /// Fits, with this score (normalized, in millionths).
+    Score(i64),
 }
 
 /// The reconciler switches of a profile.
@@ -168,12 +200,21 @@ impl Server {
                 eval.triggered_by.as_str(),
                 "max-disconnect-timeout" | "alloc-reschedule"
             ));
-        let (status, outcome) = if !handled {
+        let (
+            status,
+            Processed {
+                outcome,
+                reasons,
+                plan,
+            },
+        ) = if !handled {
             (
                 EvalStatus::Complete,
-                EvalOutcome {
-                    tick: now,
-                    desired_tg_updates: BTreeMap::new(),
+                Processed {
+                    outcome: EvalOutcome {
+                        tick: now,
+                        desired_tg_updates: BTreeMap::new(),
+                    },
                     reasons: Vec::new(),
                     plan: vec![format!(
                         "trigger {} not handled by the system scheduler",
@@ -200,8 +241,8 @@ impl Server {
             job: eval.job_id.clone(),
             trigger: eval.triggered_by.clone(),
             desired_tg_updates: outcome.desired_tg_updates.clone(),
-            reasons: outcome.reasons.clone(),
-            plan: outcome.plan.clone(),
+            reasons,
+            plan,
             status: status.as_str().to_string(),
         }));
         let (next, cancelled) =
@@ -254,7 +295,7 @@ impl Server {
         eval: &Evaluation,
         job: Option<&Job>,
         out: &mut Vec<ServerEffect>,
-    ) -> (EvalStatus, EvalOutcome) {
+    ) -> (EvalStatus, Processed) {
         let batch = job.is_some_and(|j| j.job_type == JobType::Batch);
         let max_attempts = if batch { 2 } else { 5 };
         let mut plan_lines = Vec::new();
@@ -337,9 +378,11 @@ impl Server {
         }
         (
             status,
-            EvalOutcome {
-                tick: now,
-                desired_tg_updates: attempt.desired_tg_updates,
+            Processed {
+                outcome: EvalOutcome {
+                    tick: now,
+                    desired_tg_updates: attempt.desired_tg_updates,
+                },
                 reasons: attempt.reasons,
                 plan: plan_lines,
             },
@@ -560,8 +603,20 @@ impl Server {
                 plan.write((**alloc).clone());
             }
         }
+        // An in-place update joins the latest deployment (a new one resets
+        // the alloc's health), as `computeJobAllocs` does.
+        let latest_deployment = result
+            .deployment
+            .as_ref()
+            .or(current)
+            .map_or(String::new(), |d| d.id.clone());
         for alloc in &result.inplace_update {
-            plan.write((**alloc).clone());
+            let mut alloc = (**alloc).clone();
+            if alloc.deployment_id != latest_deployment {
+                alloc.deployment_id = latest_deployment.clone();
+                alloc.deployment_status = None;
+            }
+            plan.write(alloc);
         }
         for alloc in result.attribute_updates.iter() {
             if result.disconnect_updates.contains(&alloc.id) {
@@ -585,7 +640,7 @@ impl Server {
         let mut usage = Usage::default();
         self.seed_usage(plan, &mut usage);
         let mut failed = Vec::new();
-        let job_arc = Arc::new(job.clone());
+        let job_arc = self.shared_job(job);
         // Destructive updates: stop the old alloc, place its successor.
         let mut placements: Vec<Placement> = Vec::new();
         for update in &result.destructive_update {
@@ -615,6 +670,7 @@ impl Server {
                 place.canary,
             ));
         }
+        let mut scores: BTreeMap<String, GroupScores> = BTreeMap::new();
         for (name, group, previous, reschedule, _lost, canary) in placements {
             let Some(spec) = spec.as_deref() else {
                 failed.push(name);
@@ -625,14 +681,14 @@ impl Server {
             } else {
                 None
             };
-            match self.select_node(
+            match self.select_node_cached(
                 job,
                 spec,
                 &group,
-                None,
                 penalty_node.as_deref(),
                 &usage,
                 plan,
+                &mut scores,
             ) {
                 Some((node, score, preempt)) => {
                     let id = self.new_id();
@@ -705,6 +761,15 @@ impl Server {
         (failed, deployment_id)
     }
 
+    /// The stored job's `Arc` when `job` is that very job (the allocs a
+    /// plan places then share it), else a copy.
+    fn shared_job(&self, job: &Job) -> Arc<Job> {
+        match self.state.jobs.get(&job.id) {
+            Some(record) if std::ptr::eq(Arc::as_ptr(&record.job), job) => Arc::clone(&record.job),
+            _ => Arc::new(job.clone()),
+        }
+    }
+
     /// Usage deltas of the plan's stops.
     fn seed_usage(&self, plan: &Plan, usage: &mut Usage) {
         for stop in plan.node_update.values().flatten() {
@@ -716,6 +781,7 @@ impl Server {
 
     fn shift(&self, alloc: &Allocation, usage: &mut Usage, sign: i64) {
         let (cpu, mem) = self.alloc_resources(alloc);
+        usage.touched.push(alloc.node_id.clone());
         let entry = usage.used.entry(alloc.node_id.clone()).or_default();
         entry.0 += sign * cpu as i64;
         entry.1 += sign * mem as i64;
@@ -746,6 +812,133 @@ impl Server {
             (cpu as i64 + dc).max(0) as u64,
             (mem as i64 + dm).max(0) as u64,
         )
+    }
+
+    /// A node's fit for one alloc of `group` (`select_node`'s arithmetic,
+    /// with direct lookups).
+    #[allow(clippy::too_many_arguments)]
+    fn node_fit(
+        &self,
+        job: &Job,
+        group_spec: &crate::scenario::format::GroupSpec,
+        group_key: &str,
+        id: &str,
+        record: &super::NodeRecord,
+        usage: &Usage,
+        penalty: bool,
+    ) -> Fit {
+        if !node_feasible_for(job, group_spec, &record.node) {
+            return Fit::Infeasible;
+        }
+        let (need_cpu, need_mem) = (
+            group_spec.cpu.unwrap_or(100),
+            group_spec.memory_mb.unwrap_or(128),
+        );
+        let count = u64::from(group_spec.count.unwrap_or(1)).max(1);
+        let (base_cpu, base_mem) = self.state.node_usage.get(id).copied().unwrap_or((0, 0));
+        let (delta_cpu, delta_mem) = usage.used.get(id).copied().unwrap_or((0, 0));
+        let used_cpu = (base_cpu as i64 + delta_cpu).max(0) as u64;
+        let used_mem = (base_mem as i64 + delta_mem).max(0) as u64;
+        if used_cpu + need_cpu > record.cpu || used_mem + need_mem > record.memory_mb {
+            return Fit::Full;
+        }
+        let free_cpu = 1.0 - (used_cpu + need_cpu) as f64 / record.cpu.max(1) as f64;
+        let free_mem = 1.0 - (used_mem + need_mem) as f64 / record.memory_mb.max(1) as f64;
+        let total = 10f64.powf(free_cpu) + 10f64.powf(free_mem);
+        let binpack = ((20.0 - total) / 18.0).clamp(0.0, 1.0);
+        let mut sum = binpack;
+        let mut scores = 1.0;
+        let base_count = self
+            .state
+            .group_counts
+            .get(id)
+            .and_then(|groups| groups.get(group_key))
+            .copied()
+            .unwrap_or(0);
+        let delta_count = usage
+            .collisions
+            .get(id)
+            .and_then(|groups| groups.get(group_key))
+            .copied()
+            .unwrap_or(0);
+        let collisions = (base_count as i64 + delta_count).max(0) as u64;
+        if collisions > 0 {
+            sum += -((collisions + 1) as f64) / count as f64;
+            scores += 1.0;
+        }
+        if penalty {
+            sum += -1.0;
+            scores += 1.0;
+        }
+        // The same rounding as `select_node`, kept as an integer: the
+        // score is this over 1e6, exactly.
+        Fit::Score((sum / scores * 1e6).round() as i64)
+    }
+
+    /// `select_node` for the placements of a plan: the nodes' scores for
+    /// the group are computed once per plan and only the nodes the plan
+    /// touched since are rescored. Picks the same node: the best score,
+    /// ties to the lowest node ID; preemption (no node fits) falls back to
+    /// `select_node`.
+    #[allow(clippy::too_many_arguments)]
+    fn select_node_cached(
+        &self,
+        job: &Job,
+        spec: &JobSpec,
+        group: &str,
+        penalty_node: Option<&str>,
+        usage: &Usage,
+        plan: &Plan,
+        cache: &mut BTreeMap<String, GroupScores>,
+    ) -> Option<(String, f64, Vec<String>)> {
+        let group_spec = spec.groups.iter().find(|g| g.name == group)?;
+        let group_key = super::group_key(&job.id, group);
+        let nodes = &self.state.nodes;
+        let scores = match cache.get_mut(group) {
+            Some(scores) => {
+                for id in &usage.touched[scores.synced..] {
+                    if let Some(rank) = nodes.rank(id) {
+                        scores.fits[rank] = self
+                            .node_fit(job, group_spec, &group_key, id, &nodes[id], usage, false);
+                    }
+                }
+                scores.synced = usage.touched.len();
+                scores
+            }
+            None => cache.entry(group.to_string()).or_insert(GroupScores {
+                fits: nodes
+                    .iter()
+                    .map(|(id, record)| {
+                        self.node_fit(job, group_spec, &group_key, id, record, usage, false)
+                    })
+                    .collect(),
+                synced: usage.touched.len(),
+            }),
+        };
+        let penalized = penalty_node.and_then(|id| {
+            let rank = nodes.rank(id)?;
+            let fit = self.node_fit(job, group_spec, &group_key, id, &nodes[id], usage, true);
+            Some((rank, fit))
+        });
+        let mut best: Option<(i64, usize)> = None;
+        for (rank, fit) in scores.fits.iter().enumerate() {
+            let fit = match penalized {
+                Some((penalized_rank, penalized_fit)) if penalized_rank == rank => penalized_fit,
+                _ => *fit,
+            };
+            if let Fit::Score(score) = fit
+                && best.is_none_or(|(b, _)| score > b)
+            {
+                best = Some((score, rank));
+            }
+        }
+        match best {
+            Some((score, rank)) => {
+                let (id, _) = nodes.get_index(rank)?;
+                Some((id.clone(), score as f64 / 1e6, Vec::new()))
+            }
+            None => self.select_node(job, spec, group, None, penalty_node, usage, plan),
+        }
     }
 
     /// Picks a node for one alloc of `group`: (node, normalized score,
@@ -890,7 +1083,7 @@ impl Server {
         eval: &Evaluation,
         job: Option<&Job>,
         out: &mut Vec<ServerEffect>,
-    ) -> (EvalStatus, EvalOutcome) {
+    ) -> (EvalStatus, Processed) {
         let now_time = tick_time(now);
         let allocs = self.job_allocs(&eval.job_id);
         let stub;
@@ -1020,7 +1213,7 @@ impl Server {
         updates.ignore += diff.ignore.len() as u64;
         let mut usage = Usage::default();
         self.seed_usage(&plan, &mut usage);
-        let job_arc = Arc::new(job.clone());
+        let job_arc = self.shared_job(job);
         let mut to_place: Vec<(String, String, String, Option<String>)> = Vec::new();
         for tuple in &diff.update {
             let Some(alloc) = &tuple.alloc else { continue };
@@ -1122,9 +1315,11 @@ impl Server {
         }
         (
             status,
-            EvalOutcome {
-                tick: now,
-                desired_tg_updates: desired,
+            Processed {
+                outcome: EvalOutcome {
+                    tick: now,
+                    desired_tg_updates: desired,
+                },
                 reasons,
                 plan: plan_lines,
             },

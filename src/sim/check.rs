@@ -79,9 +79,12 @@ pub fn check(sim: &Sim) -> Vec<String> {
                     .job
                     .as_ref()
                     .is_some_and(|j| j.job_type == JobType::Service);
+                // A canary takes the name of an alloc it will replace once
+                // promoted: both run meanwhile, as in Nomad.
                 if service
                     && alloc.desired_status == DesiredStatus::Run
                     && alloc.client_status == ClientStatus::Running
+                    && !alloc.is_canary()
                 {
                     running.push((alloc.task_group.as_str(), alloc.name_index()));
                 }

@@ -7,6 +7,7 @@
 //! ([`super::history`]); with the tables in these maps, those clones share
 //! every chunk the steps in between left alone. Lookups cost about what a
 //! `BTreeMap`'s do (two binary searches), and iteration is in key order.
+//! [`ChunkVec`] does the same for an append-only list.
 
 use serde::de::{Deserialize, Deserializer};
 use serde::ser::{Serialize, Serializer};
@@ -95,6 +96,29 @@ impl<K: Ord, V> ChunkMap<K, V> {
     {
         let (chunk_idx, entry_idx) = self.find(key)?;
         Some(&self.chunks[chunk_idx][entry_idx].1)
+    }
+
+    /// The position of `key` in key order, if present.
+    pub fn rank<Q>(&self, key: &Q) -> Option<usize>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        let (chunk_idx, entry_idx) = self.find(key)?;
+        let before: usize = self.chunks[..chunk_idx].iter().map(|c| c.len()).sum();
+        Some(before + entry_idx)
+    }
+
+    /// The entry at position `index` in key order.
+    pub fn get_index(&self, mut index: usize) -> Option<(&K, &V)> {
+        for chunk in &self.chunks {
+            if index < chunk.len() {
+                let (key, value) = &chunk[index];
+                return Some((key, value));
+            }
+            index -= chunk.len();
+        }
+        None
     }
 
     /// Whether `key` is present.
@@ -308,10 +332,169 @@ impl<'de, K: Ord + Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for C
     }
 }
 
+/// An append-only list whose clones share structure like [`ChunkMap`]'s:
+/// full chunks are shared between clones, and a push copies at most the
+/// last, partly filled chunk.
+pub struct ChunkVec<T> {
+    chunks: Vec<Arc<Vec<T>>>,
+    len: usize,
+}
+
+/// The iterator of a [`ChunkVec`].
+pub type ChunkVecIter<'a, T> = std::iter::FlatMap<
+    std::slice::Iter<'a, Arc<Vec<T>>>,
+    std::slice::Iter<'a, T>,
+    fn(&'a Arc<Vec<T>>) -> std::slice::Iter<'a, T>,
+>;
+
+impl<T> Clone for ChunkVec<T> {
+    fn clone(&self) -> Self {
+        ChunkVec {
+            chunks: self.chunks.clone(),
+            len: self.len,
+        }
+    }
+}
+
+impl<T> Default for ChunkVec<T> {
+    fn default() -> Self {
+        ChunkVec {
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<T> ChunkVec<T> {
+    /// An empty list.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of items.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Items in order.
+    pub fn iter<'a>(&'a self) -> ChunkVecIter<'a, T> {
+        fn chunk_iter<T>(chunk: &Arc<Vec<T>>) -> std::slice::Iter<'_, T> {
+            chunk.iter()
+        }
+        let chunk_iter: fn(&'a Arc<Vec<T>>) -> std::slice::Iter<'a, T> = chunk_iter;
+        self.chunks.iter().flat_map(chunk_iter)
+    }
+
+    /// The item at `index`.
+    pub fn get(&self, index: usize) -> Option<&T> {
+        self.chunks
+            .get(index / (2 * CHUNK))
+            .and_then(|chunk| chunk.get(index % (2 * CHUNK)))
+    }
+}
+
+impl<T: Clone> ChunkVec<T> {
+    /// Appends an item.
+    pub fn push(&mut self, item: T) {
+        match self.chunks.last_mut() {
+            Some(last) if last.len() < 2 * CHUNK => Arc::make_mut(last).push(item),
+            _ => {
+                let mut chunk = Vec::with_capacity(2 * CHUNK);
+                chunk.push(item);
+                self.chunks.push(Arc::new(chunk));
+            }
+        }
+        self.len += 1;
+    }
+}
+
+impl<'a, T> IntoIterator for &'a ChunkVec<T> {
+    type Item = &'a T;
+    type IntoIter = ChunkVecIter<'a, T>;
+
+    fn into_iter(self) -> ChunkVecIter<'a, T> {
+        self.iter()
+    }
+}
+
+impl<T: Clone> FromIterator<T> for ChunkVec<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let mut list = ChunkVec::new();
+        for item in iter {
+            list.push(item);
+        }
+        list
+    }
+}
+
+impl<T: PartialEq> PartialEq for ChunkVec<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for ChunkVec<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<T: Serialize> Serialize for ChunkVec<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // As a `Vec` serializes: the length first, then the items.
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(Some(self.len))?;
+        for item in self.iter() {
+            seq.serialize_element(item)?;
+        }
+        seq.end()
+    }
+}
+
+impl<'de, T: Clone + Deserialize<'de>> Deserialize<'de> for ChunkVec<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let items = Vec::<T>::deserialize(deserializer)?;
+        Ok(items.into_iter().collect())
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::ChunkMap;
+    use super::{ChunkMap, ChunkVec};
     use std::collections::BTreeMap;
+
+    /// The list keeps its items in order through pushes, and a clone taken
+    /// midway keeps its own items.
+    #[test]
+    fn chunk_vec_pushes_in_order_and_clones_stay_apart() {
+        let mut list = ChunkVec::new();
+        let mut model = Vec::new();
+        let mut snapshot = None;
+        for item in 0..500u32 {
+            list.push(item);
+            model.push(item);
+            if item == 200 {
+                snapshot = Some((list.clone(), model.clone()));
+            }
+        }
+        assert_eq!(list.len(), model.len());
+        assert!(list.iter().eq(model.iter()));
+        for (index, item) in model.iter().enumerate() {
+            assert_eq!(list.get(index), Some(item));
+        }
+        assert_eq!(list.get(model.len()), None);
+        let (old, old_model) = snapshot.expect("snapshot");
+        assert!(old.iter().eq(old_model.iter()));
+        assert_eq!(old.len(), 201);
+        let json = serde_json::to_string(&list).expect("serialize");
+        let back: ChunkVec<u32> = serde_json::from_str(&json).expect("deserialize");
+        assert_eq!(back, list);
+    }
 
     /// The map agrees with a BTreeMap through inserts, replacements and
     /// removals in a scrambled order, and a clone taken midway keeps its
@@ -337,7 +520,15 @@ mod tests {
         assert!(map.iter().rev().eq(model.iter().rev()));
         for key in 0..1_100u64 {
             assert_eq!(map.get(&key), model.get(&key));
+            assert_eq!(
+                map.rank(&key),
+                model.contains_key(&key).then(|| model.range(..key).count())
+            );
         }
+        for (index, entry) in model.iter().enumerate() {
+            assert_eq!(map.get_index(index), Some(entry));
+        }
+        assert_eq!(map.get_index(model.len()), None);
         *map.get_or_insert_with(5_000, || 1) += 1;
         assert_eq!(map.get(&5_000), Some(&2));
         let (old_map, old_model) = snapshot.expect("taken at step 1000");

@@ -169,7 +169,9 @@ impl Session {
                 event: TraceEvent::Violation { detail: violation },
             });
         }
-        let entries = self.sim.take_trace();
+        let mut entries = self.sim.take_trace();
+        // The history keeps every step's entries: no spare capacity.
+        entries.shrink_to_fit();
         let record = StepRecord {
             step: self.cursor,
             action: Some(action),

@@ -28,6 +28,12 @@ struct DockKeys {
     want_focus: std::rc::Rc<std::cell::RefCell<Option<String>>>,
 }
 
+impl PartialEq for DockKeys {
+    fn eq(&self, other: &Self) -> bool {
+        self.pick == other.pick && self.active == other.active && self.announce == other.announce
+    }
+}
+
 fn chip_testid(node: &str, id: &str) -> String {
     format!("call-{node}-{id}")
 }
@@ -36,7 +42,7 @@ fn chip_testid(node: &str, id: &str) -> String {
 /// the picked-up call; Space or Enter picks up and drops; Esc cancels.
 fn chip_keydown(
     keys: &DockKeys,
-    state: &UseReducerHandle<AppState>,
+    state: &UseReducerDispatcher<AppState>,
     node: &str,
     ids: &[(String, String)],
     index: usize,
@@ -179,6 +185,7 @@ pub fn CallDock(props: &CallDockProps) -> Html {
     }
     let session = state.session.get();
     let view = session.view();
+    let dispatcher = state.dispatcher();
     html! {
         <section class="panel call-dock" data-testid="call-dock" aria-label="Calls in flight">
             <h2 class="panel-title">{ "Calls in flight" }</h2>
@@ -186,56 +193,97 @@ pub fn CallDock(props: &CallDockProps) -> Html {
                 { if keys.announce.is_empty() { "Tab to a call, then Space to pick it up and arrows to move it" } else { keys.announce.as_str() } }
             </p>
             { for view.nodes.iter().map(|node| {
-                let mut calls: Vec<&CallView> = view.calls.iter().filter(|c| c.node_id == node.id).collect();
-                // A picked-up call is drawn where the keyboard has moved it.
-                if let Some(pick) = (*keys.pick).as_ref().filter(|p| p.node == node.id)
-                    && let Some(from) = calls.iter().position(|c| c.id == pick.id)
-                {
-                    let call = calls.remove(from);
-                    calls.insert(pick.at.min(calls.len()), call);
-                }
-                let ids: std::rc::Rc<Vec<(String, String)>> = std::rc::Rc::new(calls.iter().map(|c| (c.call.clone(), c.id.clone())).collect());
-                let active = keys.active.get(&node.id).copied().unwrap_or(0).min(calls.len().saturating_sub(1));
-                let hold_all = {
-                    let state = state.clone();
-                    let node_id = node.id.clone();
-                    Callback::from(move |_: MouseEvent| state.dispatch(UiAction::Core(Command::Act(Action::Hold { node: node_id.clone(), call: None }))))
-                };
-                let release_all = {
-                    let state = state.clone();
-                    let node_id = node.id.clone();
-                    Callback::from(move |_: MouseEvent| state.dispatch(UiAction::Core(Command::Act(Action::Release { node: node_id.clone() }))))
-                };
-                let send = |make: fn(String) -> Action| {
-                    let state = state.clone();
-                    let node_id = node.id.clone();
-                    Callback::from(move |_: MouseEvent| state.dispatch(UiAction::Core(Command::Act(make(node_id.clone())))))
-                };
-                html! {
-                    <div class="dock-row" data-testid={format!("dock-{}", node.id)}>
-                        <span class="dock-node">{ &node.name }</span>
-                        <ol class="chips" aria-label={format!("calls of {}", node.name)}>
-                            { for calls.iter().enumerate().map(|(index, call)| {
-                                let on_key = {
-                                    let (keys, state, node_id, ids) = (keys.clone(), state.clone(), node.id.clone(), ids.clone());
-                                    Callback::from(move |event: KeyboardEvent| chip_keydown(&keys, &state, &node_id, &ids, index, &event))
-                                };
-                                let picked = (*keys.pick).as_ref().is_some_and(|p| p.node == node.id && p.id == call.id);
-                                call_chip(call, index, calls.len(), &state, ChipKeys { active: index == active, picked, on_key })
-                            }) }
-                        </ol>
-                        <span class="dock-actions">
-                            <span class="muted">{ "send" }</span>
-                            <button data-testid="send-heartbeat" onclick={send(|node| Action::Heartbeat { node })} title="The client sends Node.UpdateStatus now">{ "HB" }</button>
-                            <button data-testid="send-update-alloc" onclick={send(|node| Action::UpdateAlloc { node, allocs: None })} title="The client sends Node.UpdateAlloc with its queued updates now">{ "UPD" }</button>
-                            <button data-testid="send-get-allocs" onclick={send(|node| Action::GetAllocs { node })} title="The client pulls its allocations now">{ "GET" }</button>
-                            <button onclick={hold_all} data-testid="hold-all" title="Hold this client's new calls">{ "‖ hold" }</button>
-                            <button onclick={release_all} data-testid="release-all" title="Release held calls">{ "release" }</button>
-                        </span>
-                    </div>
-                }
+                let calls: Vec<CallView> = view.calls.iter().filter(|c| c.node_id == node.id).cloned().collect();
+                html! { <DockRow key={node.id.as_str()} node_id={node.id.clone()} name={node.name.clone()} {calls} keys={keys.clone()} dispatcher={dispatcher.clone()} /> }
             }) }
         </section>
+    }
+}
+
+/// Properties of [`DockRow`].
+#[derive(Properties, PartialEq)]
+struct DockRowProps {
+    node_id: String,
+    name: String,
+    /// The node's calls, in send order.
+    calls: Vec<CallView>,
+    keys: DockKeys,
+    dispatcher: UseReducerDispatcher<AppState>,
+}
+
+/// One client's row of the dock: re-rendered only when its calls or the
+/// keyboard state change.
+#[component]
+fn DockRow(props: &DockRowProps) -> Html {
+    let (keys, state) = (&props.keys, &props.dispatcher);
+    let mut calls: Vec<&CallView> = props.calls.iter().collect();
+    // A picked-up call is drawn where the keyboard has moved it.
+    if let Some(pick) = (*keys.pick).as_ref().filter(|p| p.node == props.node_id)
+        && let Some(from) = calls.iter().position(|c| c.id == pick.id)
+    {
+        let call = calls.remove(from);
+        calls.insert(pick.at.min(calls.len()), call);
+    }
+    let ids: std::rc::Rc<Vec<(String, String)>> = std::rc::Rc::new(
+        calls
+            .iter()
+            .map(|c| (c.call.clone(), c.id.clone()))
+            .collect(),
+    );
+    let active = keys
+        .active
+        .get(&props.node_id)
+        .copied()
+        .unwrap_or(0)
+        .min(calls.len().saturating_sub(1));
+    let hold_all = {
+        let state = state.clone();
+        let node_id = props.node_id.clone();
+        Callback::from(move |_: MouseEvent| {
+            state.dispatch(UiAction::Core(Command::Act(Action::Hold {
+                node: node_id.clone(),
+                call: None,
+            })))
+        })
+    };
+    let release_all = {
+        let state = state.clone();
+        let node_id = props.node_id.clone();
+        Callback::from(move |_: MouseEvent| {
+            state.dispatch(UiAction::Core(Command::Act(Action::Release {
+                node: node_id.clone(),
+            })))
+        })
+    };
+    let send = |make: fn(String) -> Action| {
+        let state = state.clone();
+        let node_id = props.node_id.clone();
+        Callback::from(move |_: MouseEvent| {
+            state.dispatch(UiAction::Core(Command::Act(make(node_id.clone()))))
+        })
+    };
+    html! {
+        <div class="dock-row" data-testid={format!("dock-{}", props.node_id)}>
+            <span class="dock-node">{ &props.name }</span>
+            <ol class="chips" aria-label={format!("calls of {}", props.name)}>
+                { for calls.iter().enumerate().map(|(index, call)| {
+                    let on_key = {
+                        let (keys, state, node_id, ids) = (keys.clone(), state.clone(), props.node_id.clone(), ids.clone());
+                        Callback::from(move |event: KeyboardEvent| chip_keydown(&keys, &state, &node_id, &ids, index, &event))
+                    };
+                    let picked = (*keys.pick).as_ref().is_some_and(|p| p.node == props.node_id && p.id == call.id);
+                    call_chip(call, index, calls.len(), state, ChipKeys { active: index == active, picked, on_key })
+                }) }
+            </ol>
+            <span class="dock-actions">
+                <span class="muted">{ "send" }</span>
+                <button data-testid="send-heartbeat" onclick={send(|node| Action::Heartbeat { node })} title="The client sends Node.UpdateStatus now">{ "HB" }</button>
+                <button data-testid="send-update-alloc" onclick={send(|node| Action::UpdateAlloc { node, allocs: None })} title="The client sends Node.UpdateAlloc with its queued updates now">{ "UPD" }</button>
+                <button data-testid="send-get-allocs" onclick={send(|node| Action::GetAllocs { node })} title="The client pulls its allocations now">{ "GET" }</button>
+                <button onclick={hold_all} data-testid="hold-all" title="Hold this client's new calls">{ "‖ hold" }</button>
+                <button onclick={release_all} data-testid="release-all" title="Release held calls">{ "release" }</button>
+            </span>
+        </div>
     }
 }
 
@@ -270,7 +318,7 @@ fn call_chip(
     call: &CallView,
     index: usize,
     count: usize,
-    state: &UseReducerHandle<AppState>,
+    state: &UseReducerDispatcher<AppState>,
     keys: ChipKeys,
 ) -> Html {
     let tabindex = if keys.active { "0" } else { "-1" };

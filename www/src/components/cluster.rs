@@ -4,6 +4,7 @@
 use crate::state::{Action, AppState, Selection};
 use nomad_playground::playground::Command;
 use nomad_playground::view::{AllocView, NodeView};
+use std::sync::Arc;
 use yew::prelude::*;
 
 /// Properties of [`ClusterPanel`].
@@ -68,18 +69,37 @@ pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
         })
     };
     let allow_drop = Callback::from(|event: DragEvent| event.prevent_default());
+    // Each card gets only its own part of the selection, so selecting
+    // something re-renders the cards it concerns, not all of them.
+    let dispatcher = state.dispatcher();
+    let card = |node: &&NodeView| {
+        let selected_alloc = match &state.selection {
+            Selection::Alloc(id) if node.allocs.iter().any(|a| &a.id == id) => Some(id.clone()),
+            _ => None,
+        };
+        html! {
+            <NodeCard key={node.id.clone()} node={(*node).clone()} selected={state.selection == Selection::Node(node.id.clone())}
+                      {selected_alloc} dispatcher={dispatcher.clone()} />
+        }
+    };
+    let mut counts = [0; 6];
+    for alloc in view.nodes.iter().flat_map(|n| n.allocs.iter()) {
+        if let Some(i) = STATUSES.iter().position(|s| *s == alloc.client_status) {
+            counts[i] += 1;
+        }
+    }
     html! {
         <section class="cluster" data-testid="cluster" aria-label="Client nodes">
             <h2 class="panel-title">{ "Clients" }</h2>
             <div class="online-zone" data-testid="online-zone" ondragover={allow_drop.clone()} ondrop={drop_to(true)}>
-                { for online.iter().map(|node| html! { <NodeCard key={node.id.clone()} node={(*node).clone()} selection={state.selection.clone()} dispatcher={state.dispatcher()} /> }) }
+                { for online.iter().map(&card) }
             </div>
             <div class="offline-zone" data-testid="offline-zone" ondragover={allow_drop} ondrop={drop_to(false)}
                  aria-label="Offline: drop a node here to cut its link to the servers">
                 <div class="offline-label">{ "⊗ Offline — drop a node here to cut its link" }</div>
-                { for offline.iter().map(|node| html! { <NodeCard key={node.id.clone()} node={(*node).clone()} selection={state.selection.clone()} dispatcher={state.dispatcher()} /> }) }
+                { for offline.iter().map(&card) }
             </div>
-            <Legend nodes={view.nodes.clone()} />
+            <Legend {counts} />
         </section>
     }
 }
@@ -89,8 +109,10 @@ pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
 pub struct NodeCardProps {
     /// The node.
     pub node: NodeView,
-    /// What is selected (to outline the node or one of its allocations).
-    pub selection: Selection,
+    /// Whether the node is selected.
+    pub selected: bool,
+    /// The selected allocation, when it is on this node.
+    pub selected_alloc: Option<String>,
     /// Sends actions to the reducer.
     pub dispatcher: UseReducerDispatcher<AppState>,
 }
@@ -148,7 +170,7 @@ pub fn NodeCard(props: &NodeCardProps) -> Html {
             state.dispatch(Action::Select(Selection::Node(node_id.clone())))
         })
     };
-    let selected = props.selection == Selection::Node(node.id.clone());
+    let selected = props.selected;
     let ttl = node
         .ttl_left_ms
         .map(|ms| format!("TTL {:.1}s", ms as f64 / 1000.0))
@@ -176,18 +198,35 @@ pub fn NodeCard(props: &NodeCardProps) -> Html {
                     { if node.link_up { "Cut link" } else { "Restore link" } }
                 </button>
             </div>
-            <ul class="allocs" aria-label="allocations">
-                { for node.allocs.iter().map(|alloc| alloc_block(alloc, state, &props.selection)) }
-            </ul>
+            <AllocList allocs={node.allocs.clone()} selected={props.selected_alloc.clone()} dispatcher={state.clone()} />
         </article>
     }
 }
 
-fn alloc_block(
-    alloc: &AllocView,
-    state: &UseReducerDispatcher<AppState>,
-    selection: &Selection,
-) -> Html {
+/// Properties of [`AllocList`].
+#[derive(Properties, PartialEq)]
+pub struct AllocListProps {
+    /// The node's allocations: unchanged ones are the same `Arc` from step
+    /// to step, so comparing the props is a few pointer comparisons.
+    pub allocs: Vec<Arc<AllocView>>,
+    /// The selected allocation, when it is in the list.
+    pub selected: Option<String>,
+    /// Sends actions to the reducer.
+    pub dispatcher: UseReducerDispatcher<AppState>,
+}
+
+/// A node's allocation blocks. A component of its own so that a step that
+/// changes only the node's status or TTL leaves them alone.
+#[component]
+pub fn AllocList(props: &AllocListProps) -> Html {
+    html! {
+        <ul class="allocs" aria-label="allocations">
+            { for props.allocs.iter().map(|alloc| alloc_block(alloc, &props.dispatcher, props.selected.as_ref() == Some(&alloc.id))) }
+        </ul>
+    }
+}
+
+fn alloc_block(alloc: &AllocView, state: &UseReducerDispatcher<AppState>, selected: bool) -> Html {
     let select = {
         let state = state.clone();
         let alloc_id = alloc.id.clone();
@@ -195,10 +234,9 @@ fn alloc_block(
             state.dispatch(Action::Select(Selection::Alloc(alloc_id.clone())))
         })
     };
-    let selected = *selection == Selection::Alloc(alloc.id.clone());
     let stopping = alloc.desired_status != "run";
     html! {
-        <li>
+        <li key={alloc.id.as_str()}>
             <button class={classes!("alloc", format!("client-{}", alloc.client_status), stopping.then_some("desired-stop"), selected.then_some("selected"))}
                 data-testid={format!("alloc-{}", alloc.id)}
                 data-client-status={alloc.client_status.clone()}
@@ -215,23 +253,24 @@ fn alloc_block(
     }
 }
 
+/// The client statuses the legend counts, in its order.
+const STATUSES: [&str; 6] = [
+    "pending", "running", "complete", "failed", "lost", "unknown",
+];
+
 /// Properties of [`Legend`].
 #[derive(Properties, PartialEq)]
 pub struct LegendProps {
-    /// The nodes whose allocations are counted.
-    pub nodes: Vec<NodeView>,
+    /// How many allocations have each client status of [`STATUSES`].
+    pub counts: [usize; 6],
 }
 
 /// Counts of allocations by client status, with each status's glyph and word.
 #[component]
 pub fn Legend(props: &LegendProps) -> Html {
-    let statuses = [
-        "pending", "running", "complete", "failed", "lost", "unknown",
-    ];
     html! {
         <ul class="legend" data-testid="legend" aria-label="allocations by client status">
-            { for statuses.iter().map(|status| {
-                let count = props.nodes.iter().flat_map(|n| n.allocs.iter()).filter(|a| a.client_status == *status).count();
+            { for STATUSES.iter().zip(props.counts).map(|(status, count)| {
                 html! {
                     <li class={classes!("legend-item", (count == 0).then_some("faded"))}
                         title={if *status == "unknown" { "node disconnected, may still be running" } else { "" }}>

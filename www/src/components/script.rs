@@ -27,7 +27,20 @@ pub fn ScriptEditor(props: &ScriptEditorProps) -> Html {
     let new_action = use_state(|| r#"{"action":"advance","by":"5s"}"#.to_string());
     let problem = use_state(|| None::<String>);
     let session = state.session.get();
-    let script = session.script();
+    // The lines' labels and JSON change only when the log or its branches
+    // do, not with every step: rebuild them only then.
+    let script = {
+        let core = session.session();
+        let deps = (
+            core.actions().to_vec(),
+            core.branches()
+                .iter()
+                .map(|branch| branch.actions.clone())
+                .collect::<Vec<_>>(),
+        );
+        use_memo(deps, |_| session.script())
+    };
+    let cursor = session.session().cursor();
     let narration = session.narration();
     let len = script.lines.len();
 
@@ -81,13 +94,14 @@ pub fn ScriptEditor(props: &ScriptEditorProps) -> Html {
                 draft.set(input.value());
             })
         };
-        let current = index + 1 == script.cursor;
+        let current = index + 1 == cursor;
+        let done = index < cursor;
         let label = &line.label;
         html! {
-            <li class={classes!("script-line", line.done.then_some("done"), current.then_some("current"))}
+            <li class={classes!("script-line", done.then_some("done"), current.then_some("current"))}
                 data-testid={format!("script-line-{index}")} data-kind={line.kind.clone()}
                 aria-current={if current { "step" } else { "false" }}>
-                <span class="script-step mono" aria-hidden="true">{ if line.done { "✓" } else { "·" } }{ index + 1 }</span>
+                <span class="script-step mono" aria-hidden="true">{ if done { "✓" } else { "·" } }{ index + 1 }</span>
                 { if is_editing { html! {
                     <span class="script-edit-form">
                         <input class="mono" data-testid="script-json" value={(*draft).clone()} oninput={on_draft}
@@ -116,7 +130,7 @@ pub fn ScriptEditor(props: &ScriptEditorProps) -> Html {
         let state = state.clone();
         let new_action = new_action.clone();
         let problem = problem.clone();
-        let index = script.cursor;
+        let index = cursor;
         Callback::from(move |_: MouseEvent| match parse_action(&new_action) {
             Ok(action) => {
                 problem.set(None);
@@ -144,9 +158,9 @@ pub fn ScriptEditor(props: &ScriptEditorProps) -> Html {
             </ol>
             <div class="script-add">
                 <input class="mono" data-testid="script-add-json" value={(*new_action).clone()} oninput={on_new}
-                       aria-label={format!("JSON of a new action, inserted as action {}", script.cursor + 1)} />
-                <button data-testid="script-add" onclick={add} aria-label={format!("Insert the new action as action {}", script.cursor + 1)}>
-                    { format!("Insert at {}", script.cursor + 1) }
+                       aria-label={format!("JSON of a new action, inserted as action {}", cursor + 1)} />
+                <button data-testid="script-add" onclick={add} aria-label={format!("Insert the new action as action {}", cursor + 1)}>
+                    { format!("Insert at {}", cursor + 1) }
                 </button>
             </div>
             { for (*problem).clone().map(|p| html! { <p class="script-problem" role="alert" data-testid="script-problem">{ p }</p> }) }

@@ -20,11 +20,20 @@ pub fn TraceLog(props: &TraceLogProps) -> Html {
         let full = full.clone();
         Callback::from(move |_: MouseEvent| full.set(!*full))
     };
-    // The whole trace is formatted only on request: it grows with every step.
+    // The whole trace is formatted only on request: it grows with every
+    // step. The newest lines are one keyed element each, so a step adds and
+    // drops lines instead of replacing the whole text.
     let text = if *full {
-        session.trace_text().trim_end().to_string()
+        html! { session.trace_text().trim_end().to_string() }
     } else {
-        view.trace.join("\n")
+        let last = view.trace.len().saturating_sub(1);
+        view.trace
+            .iter()
+            .enumerate()
+            .map(|(i, line)| {
+                html! { <span key={view.trace_hidden + i}>{ line }{ if i < last { "\n" } else { "" } }</span> }
+            })
+            .collect::<Html>()
     };
     html! {
         <section class="panel trace" data-testid="trace" aria-label="Trace">
