@@ -12,7 +12,7 @@ use nomad_playground::reconciler::cluster::{ReconcileResult, status};
 use nomad_playground::reconciler::node::NodeRules;
 use nomad_playground::reconciler::reasons::{AllocCategory, Decision};
 use nomad_playground::reconciler::rules::{
-    ReconcilerRules, ReconnectReconciliation, UnknownOnUntaintedNode,
+    ReconcilerRules, ReconnectReconciliation, ReplacementLookup, UnknownOnUntaintedNode,
 };
 use nomad_playground::server::scheduler::{node_rules, reconciler_rules};
 use serde_json::{Value, json};
@@ -249,5 +249,67 @@ fn profiles_map_to_the_reconciler_rules_of_their_release() {
         (Version::LATEST, NodeRules::HEAD),
     ] {
         assert_eq!(node_rules(v), want, "{v}");
+    }
+}
+
+/// c0 reconnects with no `NextAllocation`; s0 runs its name, placed later
+/// without a link to it (as #12680's node-update eval did), and b0 runs.
+fn unlinked_same_name() -> Value {
+    json!({
+        "now": NOW, "eval_id": "eval-1", "job": job(0, 2),
+        "allocs": [
+            reconnected("c0", 0, "n-c", json!({"CreateIndex": 10, "NodeScore": 2.0})),
+            alloc("s0", 0, "n-a", "running", json!({"CreateIndex": 20, "NodeScore": 2.0})),
+            alloc("b0", 1, "n-b", "running", json!({"CreateIndex": 10, "NodeScore": 1.0})),
+        ]
+    })
+}
+
+#[test]
+fn the_reconnecting_picker_finds_replacements_as_each_version_did() {
+    let with = |lookup| ReconcilerRules {
+        reconnect_reconciliation: ReconnectReconciliation::First,
+        replacement_lookup: lookup,
+        ..ReconcilerRules::V1_4_2
+    };
+    // #16609 (1.5.4 – 1.6.2): any newer alloc of the same name is a
+    // replacement, so the picker weighs s0 against c0 and keeps the original.
+    let same_name = run(unlinked_same_name(), with(ReplacementLookup::SameNameNewer));
+    assert_eq!(
+        stopped(&same_name, "s0").as_deref(),
+        Some(status::ALLOC_RECONNECTED)
+    );
+    assert!(stopped(&same_name, "c0").is_none());
+    // #18701 and #24165: only the NextAllocation link (or chain) counts, so
+    // s0 is no replacement of c0 and is not stopped as one.
+    for lookup in [
+        ReplacementLookup::NextAllocation,
+        ReplacementLookup::NextAllocationChain,
+    ] {
+        let r = run(unlinked_same_name(), with(lookup));
+        assert_ne!(
+            stopped(&r, "s0").as_deref(),
+            Some(status::ALLOC_RECONNECTED),
+            "{lookup:?}"
+        );
+    }
+    // The profiles: the backports and the boundaries of each form.
+    let lookup = |v: &str| {
+        let v = Version::parse(v).expect("version");
+        reconciler_rules(&Rules::for_version(v), v).replacement_lookup
+    };
+    for (v, want) in [
+        ("1.3.14", ReplacementLookup::SameNameNewer),
+        ("1.4.13", ReplacementLookup::SameNameNewer),
+        ("1.4.14", ReplacementLookup::NextAllocation),
+        ("1.5.4", ReplacementLookup::SameNameNewer),
+        ("1.5.10", ReplacementLookup::NextAllocation),
+        ("1.6.2", ReplacementLookup::SameNameNewer),
+        ("1.6.3", ReplacementLookup::NextAllocation),
+        ("1.9.0", ReplacementLookup::NextAllocation),
+        ("1.9.1", ReplacementLookup::NextAllocationChain),
+        ("latest", ReplacementLookup::NextAllocationChain),
+    ] {
+        assert_eq!(lookup(v), want, "{v}");
     }
 }

@@ -33,7 +33,7 @@ use super::filters::{
 };
 use super::picker::{Pick, Picker};
 use super::reasons::{AllocCategory, AllocDecision, ClassifyRule, Decision, Explain, StopReason};
-use super::rules::{ExpiredAllocs, ReconcilerRules, ReconnectReconciliation};
+use super::rules::{ExpiredAllocs, ReconcilerRules, ReconnectReconciliation, ReplacementLookup};
 use crate::model::deployment::description as dep_desc;
 use crate::model::eval::{description as eval_desc, trigger};
 use crate::model::{
@@ -1118,15 +1118,27 @@ impl Reconciler<'_, '_> {
                 );
                 continue;
             }
-            // Follow the chain of replacements.
+            // The replacements, found as the profile's Nomad found them.
             let mut chain: Vec<&Arc<Allocation>> = Vec::new();
-            let mut next = r.next_allocation.as_str();
-            while let Some(a) = all.get(next) {
-                if chain.iter().any(|c| c.id == a.id) || a.id == r.id {
-                    break;
+            match self.rules.replacement_lookup {
+                ReplacementLookup::NextAllocationChain => {
+                    let mut next = r.next_allocation.as_str();
+                    while let Some(a) = all.get(next) {
+                        if chain.iter().any(|c| c.id == a.id) || a.id == r.id {
+                            break;
+                        }
+                        chain.push(a);
+                        next = &a.next_allocation;
+                    }
                 }
-                chain.push(a);
-                next = &a.next_allocation;
+                ReplacementLookup::NextAllocation => {
+                    chain.extend(all.get(&r.next_allocation).filter(|a| a.id != r.id));
+                }
+                ReplacementLookup::SameNameNewer => {
+                    chain.extend(all.iter().filter(|a| {
+                        a.id != r.id && a.name == r.name && a.create_index > r.create_index
+                    }));
+                }
             }
             for replacement in chain.iter().filter(|a| !a.server_terminal_status()) {
                 match self.picker.pick(&strategy, r, replacement, self.input.now) {

@@ -70,6 +70,23 @@ pub enum DisconnectingReplacement {
     ImmediateWithBlock,
 }
 
+/// How the reconnecting picker finds the replacements of a reconnecting
+/// alloc (only when reconnecting allocs are reconciled first, ≥ 1.5.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplacementLookup {
+    /// PR #16609 (1.5.4 – 1.6.2, 1.4.9 – 1.4.13, 1.3.14 and later): every
+    /// other alloc of the group with the same name and a higher
+    /// `CreateIndex`, whatever its lineage.
+    SameNameNewer,
+    /// PR #18701 (1.7.0 – 1.9.0; backported to 1.6.3, 1.5.10, 1.4.14): only
+    /// the alloc the original's `NextAllocation` names.
+    NextAllocation,
+    /// PR #24165 (≥ 1.9.1): the whole `NextAllocation` chain, so a
+    /// replacement that failed and was replaced again is followed.
+    NextAllocationChain,
+}
+
 /// What happens to an `unknown` alloc whose lost_after has expired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -112,6 +129,9 @@ pub struct ReconcilerRules {
     /// Reconnecting allocs: inside the over-count stop (≤ 1.5.3) or first
     /// (≥ 1.5.4, PR #16609).
     pub reconnect_reconciliation: ReconnectReconciliation,
+    /// How the reconnecting picker finds replacements: same name and newer
+    /// (PR #16609), `NextAllocation` (PR #18701), the chain (PR #24165).
+    pub replacement_lookup: ReplacementLookup,
 }
 
 impl Default for ReconcilerRules {
@@ -132,6 +152,7 @@ impl ReconcilerRules {
         last_unknown_from_run_start: true,
         pr_28445: true,
         reconnect_reconciliation: ReconnectReconciliation::First,
+        replacement_lookup: ReplacementLookup::NextAllocationChain,
     };
 
     /// Nomad 1.4.2, the last release with the task-event reconnect marker.
@@ -145,6 +166,7 @@ impl ReconcilerRules {
         last_unknown_from_run_start: false,
         pr_28445: false,
         reconnect_reconciliation: ReconnectReconciliation::InComputeStop,
+        replacement_lookup: ReplacementLookup::SameNameNewer,
     };
 
     /// Nomad 1.4.3 – 1.5.3: alloc-state marker, persisted reconnects.
@@ -154,10 +176,12 @@ impl ReconcilerRules {
         ..ReconcilerRules::V1_4_2
     };
 
-    /// Nomad 1.8.0 – 1.9: the disconnect block, legacy fields still honoured.
+    /// Nomad 1.8.0 – 1.9.0: the disconnect block, legacy fields still
+    /// honoured (1.9.1 follows the `NextAllocation` chain).
     pub const V1_8_0: ReconcilerRules = ReconcilerRules {
         unknown_on_untainted_node: UnknownOnUntaintedNode::Untainted,
         reconnect_reconciliation: ReconnectReconciliation::First,
+        replacement_lookup: ReplacementLookup::NextAllocation,
         disconnecting_replacement: DisconnectingReplacement::ImmediateWithBlock,
         ..ReconcilerRules::V1_4_3
     };
@@ -165,6 +189,7 @@ impl ReconcilerRules {
     /// Nomad 1.10.0 – 1.11.1: legacy fields ignored.
     pub const V1_10_0: ReconcilerRules = ReconcilerRules {
         honour_legacy_disconnect_fields: false,
+        replacement_lookup: ReplacementLookup::NextAllocationChain,
         ..ReconcilerRules::V1_8_0
     };
 }

@@ -129,6 +129,28 @@ pub fn reconciler_rules(
         } else {
             ReconnectReconciliation::InComputeStop
         },
+        replacement_lookup: replacement_lookup(v),
+    }
+}
+
+/// How `version`'s reconnecting picker finds replacements: #16609 matched
+/// same-name newer allocs; #18701 (1.7.0, backported to 1.6.3, 1.5.10 and
+/// 1.4.14) the `NextAllocation`; #24165 (1.9.1) the whole chain.
+fn replacement_lookup(
+    version: crate::profile::Version,
+) -> crate::reconciler::rules::ReplacementLookup {
+    use crate::reconciler::rules::ReplacementLookup;
+    let v = version;
+    let next_allocation = v.at_least(1, 7, 0)
+        || (v.0 == 1 && v.1 == 6 && v.2 >= 3)
+        || (v.0 == 1 && v.1 == 5 && v.2 >= 10)
+        || (v.0 == 1 && v.1 == 4 && v.2 >= 14);
+    if v.at_least(1, 9, 1) {
+        ReplacementLookup::NextAllocationChain
+    } else if next_allocation {
+        ReplacementLookup::NextAllocation
+    } else {
+        ReplacementLookup::SameNameNewer
     }
 }
 
