@@ -154,6 +154,43 @@ fn replacement_lookup(
     }
 }
 
+/// A node's placement score for a group, or `None` when the group does not
+/// fit: Nomad's bin-packing score of the node with the group's `need`
+/// added to what it runs (`base`) and what the plan adds (`delta`), averaged
+/// with the job anti-affinity (`collisions` same-group allocs on the node
+/// out of `count`) and the reschedule penalty when they apply, summed in
+/// this order.
+fn placement_score(
+    record: &super::NodeRecord,
+    base: (u64, u64),
+    delta: (i64, i64),
+    need: (u64, u64),
+    collisions: u64,
+    count: u64,
+    penalty: bool,
+) -> Option<f64> {
+    let used_cpu = (base.0 as i64 + delta.0).max(0) as u64;
+    let used_mem = (base.1 as i64 + delta.1).max(0) as u64;
+    if used_cpu + need.0 > record.cpu || used_mem + need.1 > record.memory_mb {
+        return None;
+    }
+    let free_cpu = 1.0 - (used_cpu + need.0) as f64 / record.cpu.max(1) as f64;
+    let free_mem = 1.0 - (used_mem + need.1) as f64 / record.memory_mb.max(1) as f64;
+    let total = 10f64.powf(free_cpu) + 10f64.powf(free_mem);
+    let binpack = ((20.0 - total) / 18.0).clamp(0.0, 1.0);
+    let mut sum = binpack;
+    let mut scores = 1.0;
+    if collisions > 0 {
+        sum += -((collisions + 1) as f64) / count as f64;
+        scores += 1.0;
+    }
+    if penalty {
+        sum += -1.0;
+        scores += 1.0;
+    }
+    Some(sum / scores)
+}
+
 /// Whether `version` has #16609 (reconnecting allocs reconciled first):
 /// 1.5.4 and later, and the backports 1.4.9 and 1.3.14.
 fn reconnect_reconciled_first(version: crate::profile::Version) -> bool {
@@ -857,19 +894,8 @@ impl Server {
             group_spec.memory_mb.unwrap_or(128),
         );
         let count = u64::from(group_spec.count.unwrap_or(1)).max(1);
-        let (base_cpu, base_mem) = self.state.node_usage.get(id).copied().unwrap_or((0, 0));
-        let (delta_cpu, delta_mem) = usage.used.get(id).copied().unwrap_or((0, 0));
-        let used_cpu = (base_cpu as i64 + delta_cpu).max(0) as u64;
-        let used_mem = (base_mem as i64 + delta_mem).max(0) as u64;
-        if used_cpu + need_cpu > record.cpu || used_mem + need_mem > record.memory_mb {
-            return Fit::Full;
-        }
-        let free_cpu = 1.0 - (used_cpu + need_cpu) as f64 / record.cpu.max(1) as f64;
-        let free_mem = 1.0 - (used_mem + need_mem) as f64 / record.memory_mb.max(1) as f64;
-        let total = 10f64.powf(free_cpu) + 10f64.powf(free_mem);
-        let binpack = ((20.0 - total) / 18.0).clamp(0.0, 1.0);
-        let mut sum = binpack;
-        let mut scores = 1.0;
+        let base = self.state.node_usage.get(id).copied().unwrap_or((0, 0));
+        let delta = usage.used.get(id).copied().unwrap_or((0, 0));
         let base_count = self
             .state
             .group_counts
@@ -884,17 +910,20 @@ impl Server {
             .copied()
             .unwrap_or(0);
         let collisions = (base_count as i64 + delta_count).max(0) as u64;
-        if collisions > 0 {
-            sum += -((collisions + 1) as f64) / count as f64;
-            scores += 1.0;
+        match placement_score(
+            record,
+            base,
+            delta,
+            (need_cpu, need_mem),
+            collisions,
+            count,
+            penalty,
+        ) {
+            None => Fit::Full,
+            // The same rounding as `select_node`, kept as an integer: the
+            // score is this over 1e6, exactly.
+            Some(score) => Fit::Score((score * 1e6).round() as i64),
         }
-        if penalty {
-            sum += -1.0;
-            scores += 1.0;
-        }
-        // The same rounding as `select_node`, kept as an integer: the
-        // score is this over 1e6, exactly.
-        Fit::Score((sum / scores * 1e6).round() as i64)
     }
 
     /// `select_node` for the placements of a plan: the nodes' scores for
@@ -999,23 +1028,8 @@ impl Server {
             if !node_feasible_for(job, group_spec, &record.node) {
                 continue;
             }
-            let (base_cpu, base_mem) =
-                advance_to(&mut node_usage, id).map_or((0, 0), |usage| *usage);
-            let (delta_cpu, delta_mem) =
-                advance_to(&mut plan_used, id).map_or((0, 0), |delta| *delta);
-            let used_cpu = (base_cpu as i64 + delta_cpu).max(0) as u64;
-            let used_mem = (base_mem as i64 + delta_mem).max(0) as u64;
-            if used_cpu + need_cpu > record.cpu || used_mem + need_mem > record.memory_mb {
-                feasible_full.push(id);
-                continue;
-            }
-            let free_cpu = 1.0 - (used_cpu + need_cpu) as f64 / record.cpu.max(1) as f64;
-            let free_mem = 1.0 - (used_mem + need_mem) as f64 / record.memory_mb.max(1) as f64;
-            let total = 10f64.powf(free_cpu) + 10f64.powf(free_mem);
-            let binpack = ((20.0 - total) / 18.0).clamp(0.0, 1.0);
-            // The mean of the scores that apply, summed in this order.
-            let mut sum = binpack;
-            let mut scores = 1.0;
+            let base = advance_to(&mut node_usage, id).map_or((0, 0), |usage| *usage);
+            let delta = advance_to(&mut plan_used, id).map_or((0, 0), |delta| *delta);
             let base_count = advance_to(&mut group_counts, id)
                 .and_then(|groups| groups.get(&group_key))
                 .copied()
@@ -1025,15 +1039,18 @@ impl Server {
                 .copied()
                 .unwrap_or(0);
             let collisions = (base_count as i64 + delta_count).max(0) as u64;
-            if collisions > 0 {
-                sum += -((collisions + 1) as f64) / count as f64;
-                scores += 1.0;
-            }
-            if penalty_node == Some(id.as_str()) {
-                sum += -1.0;
-                scores += 1.0;
-            }
-            let score = sum / scores;
+            let Some(score) = placement_score(
+                record,
+                base,
+                delta,
+                (need_cpu, need_mem),
+                collisions,
+                count,
+                penalty_node == Some(id.as_str()),
+            ) else {
+                feasible_full.push(id);
+                continue;
+            };
             // Round so that the choice never depends on the last bits.
             let score = (score * 1e6).round() / 1e6;
             if best.as_ref().is_none_or(|(b, _)| score > *b) {
