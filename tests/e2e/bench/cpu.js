@@ -2,13 +2,7 @@
 // Chromium trace's thread times, which a loaded machine inflates far less than wall-clock times.
 // Run against a served dist: BASE_URL=http://127.0.0.1:8091 node bench/cpu.js (ALL=1 lists every event).
 const { launch, openPage } = require('../helpers');
-function bigScenario(nodes, allocs) {
-  const nodeSpecs = Array.from({ length: nodes }, (_, i) => ({ id: `node-${String(i).padStart(3, '0')}` }));
-  const groups = Array.from({ length: 10 }, (_, g) => ({ name: `g${g}`, count: allocs / 10 }));
-  const script = [{ action: 'advance', by: '5s' }];
-  for (let i = 0; i < 120; i++) script.push({ action: 'advance', by: '1s' });
-  return { version: 1, name: 'bench-200-nodes', nodes: nodeSpecs, jobs: [{ id: 'bench', groups }], script };
-}
+const { bigScenario } = require('./big-scenario');
 (async () => {
   const browser = await launch();
   const { page } = await openPage(browser, '/', { viewport: { width: 1440, height: 900 } });

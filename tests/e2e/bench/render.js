@@ -3,13 +3,7 @@
 // screen is interactive. Run with `cargo xtask bench-ui`; prints a JSON summary.
 const { launch, openPage } = require('../helpers');
 
-function bigScenario(nodes, allocs) {
-  const nodeSpecs = Array.from({ length: nodes }, (_, i) => ({ id: `node-${String(i).padStart(3, '0')}` }));
-  const groups = Array.from({ length: 10 }, (_, g) => ({ name: `g${g}`, count: allocs / 10 }));
-  const script = [{ action: 'advance', by: '5s' }];
-  for (let i = 0; i < 120; i++) script.push({ action: 'advance', by: '1s' });
-  return { version: 1, name: 'bench-200-nodes', nodes: nodeSpecs, jobs: [{ id: 'bench', groups }], script };
-}
+const { bigScenario } = require('./big-scenario');
 
 (async () => {
   const browser = await launch();
