@@ -207,3 +207,27 @@ fn bad_input_is_an_error_not_a_panic() {
     let no_window = r#"{"version":1,"name":"n","nodes":[{"id":"a"}],"script":[{"action":"advance","by":"1s"}]}"#;
     assert!(Explorer::from_json(no_window, ExploreConfig::default()).is_err());
 }
+
+/// A depth-first search stopped at its budget makes no random walk, so it
+/// has no estimate of the space: the report gives the lower bound it knows
+/// instead of "space ~0 orders".
+#[test]
+fn a_search_stopped_at_its_budget_reports_a_lower_bound_not_zero() {
+    let config = ExploreConfig {
+        profile: Some("1.4.2".to_string()),
+        max_orders: 5,
+        seed: 1,
+        mode: SearchMode::Exhaustive,
+        ..ExploreConfig::default()
+    };
+    let mut explorer =
+        Explorer::new(&scenario(PLAIN), config).unwrap_or_else(|e| panic!("explorer: {e}"));
+    let result = explorer.run();
+    assert!(!result.exhaustive, "5 orders exhausted the plain reconnect");
+    let report = cli::text_report(&result, &[]);
+    assert!(
+        report.contains(&format!("space more than {} orders", result.orders)),
+        "{report}"
+    );
+    assert!(!report.contains("space ~0"), "{report}");
+}

@@ -323,7 +323,7 @@ pub fn text_report(result: &ExploreResult, compared: &[ExploreResult]) -> String
 
 fn summary_line(result: &ExploreResult) -> String {
     format!(
-        "{} {} orders ({} complete, {} pruned, {} unsettled), {} states ({} distinct, {:.1}% deduplicated), space {}{} orders\n",
+        "{} {} orders ({} complete, {} pruned, {} unsettled), {} states ({} distinct, {:.1}% deduplicated), {}\n",
         if result.exhaustive {
             "searched exhaustively:"
         } else {
@@ -336,9 +336,24 @@ fn summary_line(result: &ExploreResult) -> String {
         result.states,
         result.distinct_states,
         result.dedup_ratio * 100.0,
-        if result.exhaustive { "" } else { "~" },
-        format_size(result.space_size),
+        space_text(result),
     )
+}
+
+/// The space's size: exact after an exhaustive search, Knuth's estimate
+/// after sampling, and only a lower bound when a depth-first search stopped
+/// at its budget before any random walk was made.
+fn space_text(result: &ExploreResult) -> String {
+    if result.exhaustive {
+        format!("space {} orders", format_size(result.space_size))
+    } else if result.space_size > 0.0 {
+        format!("space ~{} orders", format_size(result.space_size))
+    } else {
+        format!(
+            "space more than {} orders (not estimated: no random walk was made; --mode auto samples)",
+            result.orders
+        )
+    }
 }
 
 fn format_size(n: f64) -> String {

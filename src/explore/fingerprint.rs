@@ -136,6 +136,16 @@ impl serde::ser::Error for NoError {
     }
 }
 
+/// Serializer methods for narrow numbers: each widens its value losslessly
+/// and hashes it as the wide type, so `3u8` and `3u64` hash alike.
+macro_rules! widen {
+    ($($method:ident($narrow:ty) => $wide_method:ident($wide:ty)),* $(,)?) => {
+        $(fn $method(self, v: $narrow) -> Result<(), NoError> {
+            self.$wide_method(<$wide>::from(v))
+        })*
+    };
+}
+
 /// A serde serializer that feeds the hasher the data's values and shape
 /// (tags, lengths, variant numbers) without formatting any text: field
 /// names are fixed by the types, so only their values are hashed.
@@ -150,31 +160,22 @@ impl serde::Serializer for &mut Hasher {
     type SerializeStruct = Self;
     type SerializeStructVariant = Self;
 
+    widen! {
+        serialize_i8(i8) => serialize_i64(i64),
+        serialize_i16(i16) => serialize_i64(i64),
+        serialize_i32(i32) => serialize_i64(i64),
+        serialize_u8(u8) => serialize_u64(u64),
+        serialize_u16(u16) => serialize_u64(u64),
+        serialize_u32(u32) => serialize_u64(u64),
+        serialize_f32(f32) => serialize_f64(f64),
+    }
     fn serialize_bool(self, v: bool) -> Result<(), NoError> {
         self.word(u64::from(v));
         Ok(())
     }
-    fn serialize_i8(self, v: i8) -> Result<(), NoError> {
-        self.serialize_i64(i64::from(v))
-    }
-    fn serialize_i16(self, v: i16) -> Result<(), NoError> {
-        self.serialize_i64(i64::from(v))
-    }
-    fn serialize_i32(self, v: i32) -> Result<(), NoError> {
-        self.serialize_i64(i64::from(v))
-    }
     fn serialize_i64(self, v: i64) -> Result<(), NoError> {
         self.word(v as u64);
         Ok(())
-    }
-    fn serialize_u8(self, v: u8) -> Result<(), NoError> {
-        self.serialize_u64(u64::from(v))
-    }
-    fn serialize_u16(self, v: u16) -> Result<(), NoError> {
-        self.serialize_u64(u64::from(v))
-    }
-    fn serialize_u32(self, v: u32) -> Result<(), NoError> {
-        self.serialize_u64(u64::from(v))
     }
     fn serialize_u64(self, v: u64) -> Result<(), NoError> {
         if std::mem::take(&mut self.drop_int) {
@@ -184,9 +185,6 @@ impl serde::Serializer for &mut Hasher {
             self.word(v);
         }
         Ok(())
-    }
-    fn serialize_f32(self, v: f32) -> Result<(), NoError> {
-        self.serialize_f64(f64::from(v))
     }
     fn serialize_f64(self, v: f64) -> Result<(), NoError> {
         self.word(v.to_bits());
