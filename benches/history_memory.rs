@@ -12,8 +12,10 @@
 mod cluster;
 
 use nomad_playground::sim::history::Session;
+use nomad_playground::sim::trace::TraceEntry;
 use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 use std::alloc::System;
+use std::collections::BTreeMap;
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
@@ -45,6 +47,29 @@ fn clone_bytes<T: Clone>(value: &T) -> usize {
 
 fn mb(bytes: usize) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+/// The trace records by entry kind: how many, and the bytes their slots
+/// and their heap parts take.
+fn print_trace_kinds(session: &Session) {
+    let slot = std::mem::size_of::<TraceEntry>();
+    let mut kinds: BTreeMap<&'static str, (usize, usize)> = BTreeMap::new();
+    for record in session.records() {
+        for entry in &record.entries {
+            let heap = clone_bytes(entry);
+            let kind = kinds.entry(entry.event.columns().1).or_default();
+            kind.0 += 1;
+            kind.1 += heap;
+        }
+    }
+    println!("  trace entries by kind ({slot} bytes a slot):");
+    for (kind, (count, heap)) in kinds {
+        println!(
+            "    {kind:<18} {count:>8} entries {:>10} in slots {:>10} on the heap",
+            mb(count * slot),
+            mb(heap)
+        );
+    }
 }
 
 fn main() {
@@ -125,6 +150,7 @@ fn main() {
         for (name, bytes) in parts {
             println!("  {name:<34} {:>10}", mb(bytes));
         }
+        print_trace_kinds(&session);
         if held > BUDGET {
             over.push(format!("{label}: {} > {}", mb(held), mb(BUDGET)));
         }

@@ -152,8 +152,9 @@ pub struct ChrootEntry {
 /// One client agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Client {
-    /// The node it registers.
-    pub record: NodeRecord,
+    /// The node it registers (never changed: shared between history
+    /// checkpoints).
+    pub record: Arc<NodeRecord>,
     /// Runs its loops by itself.
     pub auto: bool,
     /// How long alloc runners stay pending.
@@ -181,8 +182,9 @@ pub struct Client {
     pub watch_parked: bool,
     /// Timer generations: heartbeat, alloc sync, watch, stop-after.
     pub generations: [u64; 4],
-    /// The chroot the client builds for tasks.
-    pub chroot: Vec<ChrootEntry>,
+    /// The chroot the client builds for tasks (never changed: shared
+    /// between history checkpoints).
+    pub chroot: Arc<Vec<ChrootEntry>>,
 }
 
 impl Client {
@@ -194,9 +196,9 @@ impl Client {
         rules: Rules,
         registered: bool,
     ) -> Client {
-        let chroot = chroot_entries(&record.agent, rules.chroot_skip_alloc_dir);
+        let chroot = Arc::new(chroot_entries(&record.agent, rules.chroot_skip_alloc_dir));
         Client {
-            record,
+            record: Arc::new(record),
             auto,
             task_start,
             rules,
@@ -222,7 +224,7 @@ impl Client {
     /// What the client does at tick 0: notes the chroot and starts its loops.
     pub fn start(&mut self, now: Tick, ttl: Tick) -> Vec<ClientEffect> {
         let mut out = Vec::new();
-        for entry in &self.chroot {
+        for entry in self.chroot.iter() {
             if entry.embeds_alloc_dir {
                 out.push(ClientEffect::Trace(format!(
                     "chroot_env {} -> {} contains alloc_dir {}: {}",
@@ -294,7 +296,7 @@ impl Client {
         if self.registered {
             out.push(ClientEffect::Send(Rpc::UpdateStatus));
         } else {
-            let mut record = self.record.clone();
+            let mut record = (*self.record).clone();
             record.node.status = crate::model::NodeStatus::Initializing;
             out.push(ClientEffect::Send(Rpc::Register {
                 node: Box::new(record),

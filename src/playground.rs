@@ -3,14 +3,15 @@
 //! view model of the current step. The UI never reaches past it, so
 //! everything it shows is computed here, natively testable.
 
-use crate::model::Allocation;
+use crate::model::{Allocation, Deployment};
 use crate::scenario::format::Action;
 use crate::server::{EvalRecord, time_tick};
 use crate::sim::Sim;
 use crate::sim::history::{ScriptEdit, Session, SessionError};
 use crate::sim::trace::{TraceEntry, TraceEvent, short};
 use crate::view::{
-    AllocView, CallView, DecisionView, EvalView, JobView, NodeView, PlaygroundView, SeqEventView,
+    AllocView, CallView, DecisionView, DeploymentGroupView, DeploymentView, EvalView, JobView,
+    NodeView, PlaygroundView, SeqEventView,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -43,6 +44,9 @@ pub const BUILTIN_SCENARIOS: &[BuiltinScenario] = builtin!(
     "pr-15068-heartbeat-order",
     "pr-15808-register-race",
     "issue-10200-preempt-watcher",
+    "rolling-update",
+    "rolling-update-auto-revert",
+    "canary-auto-promote",
 );
 
 /// Looks a built-in scenario up by ID.
@@ -351,14 +355,28 @@ fn alloc_view(alloc: &Allocation) -> AllocView {
             .iter()
             .map(|(task, state)| (task.clone(), state.state.clone(), 0))
             .collect(),
+        deployment_health: alloc
+            .deployment_status
+            .as_ref()
+            .and_then(|d| d.healthy)
+            .map(|healthy| if healthy { "healthy" } else { "unhealthy" }.to_string()),
+        canary: alloc.is_canary(),
     }
 }
 
 fn job_views(session: &Session) -> Vec<JobView> {
-    session
-        .sim()
-        .server
-        .state
+    let state = &session.sim().server.state;
+    // Each job's latest deployment (the highest create index), in one pass.
+    let mut latest: BTreeMap<&str, &Deployment> = BTreeMap::new();
+    for deployment in state.deployments.values() {
+        let entry = latest
+            .entry(deployment.job_id.as_str())
+            .or_insert(deployment);
+        if deployment.create_index > entry.create_index {
+            *entry = deployment;
+        }
+    }
+    state
         .jobs
         .values()
         .map(|record| {
@@ -373,9 +391,43 @@ fn job_views(session: &Session) -> Vec<JobView> {
                     .iter()
                     .map(|group| (group.name.clone(), u64::from(group.count)))
                     .collect(),
+                deployment: latest.get(job.id.as_str()).map(|d| deployment_view(d)),
             }
         })
         .collect()
+}
+
+fn deployment_view(deployment: &Deployment) -> DeploymentView {
+    let groups: Vec<DeploymentGroupView> = deployment
+        .task_groups
+        .iter()
+        .map(|(name, group)| DeploymentGroupView {
+            name: name.clone(),
+            desired: group.desired_total,
+            placed: group.placed_allocs,
+            healthy: group.healthy_allocs,
+            unhealthy: group.unhealthy_allocs,
+            desired_canaries: group.desired_canaries,
+            placed_canaries: u32::try_from(group.placed_canaries.len()).unwrap_or(u32::MAX),
+            promoted: group.promoted,
+            auto_promote: group.auto_promote,
+            auto_revert: group.auto_revert,
+            progress_deadline: group.progress_deadline.to_string(),
+            require_progress_by: (!group.require_progress_by.is_zero())
+                .then(|| time_label(time_tick(group.require_progress_by))),
+        })
+        .collect();
+    let active = deployment.status.is_active();
+    DeploymentView {
+        id: deployment.id.clone(),
+        short_id: short(&deployment.id).to_string(),
+        job_version: deployment.job_version,
+        status: deployment.status.as_str().to_string(),
+        description: deployment.status_description.clone(),
+        active,
+        needs_promotion: active && groups.iter().any(|g| g.desired_canaries > 0 && !g.promoted),
+        groups,
+    }
 }
 
 fn node_views(sim: &Sim, cache: &mut ViewCache) -> Vec<NodeView> {
@@ -734,14 +786,29 @@ fn seq_event(entry: &TraceEntry, lane: &dyn Fn(&str) -> String) -> Option<SeqEve
 }
 
 /// The narration of a guided scenario: its description, then every `note`
-/// action up to the current step.
+/// action up to the current step, and the note of every assertion that
+/// applies to the run's profile (the lessons narrate with their checks, so
+/// narration adds no step to the trace).
 fn notes(session: &Session) -> Vec<String> {
+    let profile = &session.sim().profile.name;
     let mut notes: Vec<String> = session.scenario().description.iter().cloned().collect();
     notes.extend(
         session.actions()[..session.cursor()]
             .iter()
             .filter_map(|action| match action {
                 Action::Note { text } => Some(text.clone()),
+                Action::Assert {
+                    profiles,
+                    note: Some(note),
+                    ..
+                } if profiles.as_ref().is_none_or(|filters| {
+                    filters
+                        .iter()
+                        .any(|filter| crate::profile::profile_matches(profile, filter))
+                }) =>
+                {
+                    Some(note.clone())
+                }
                 _ => None,
             }),
     );

@@ -113,6 +113,10 @@ pub struct Rules {
     pub chroot_skip_alloc_dir: bool,
     /// #12333 (1.3.0): disconnected clients exist at all (max_client_disconnect).
     pub disconnected_clients: bool,
+    /// #27804 (2.0.0): a paused deployment does not fail on its progress
+    /// deadline, and pausing or resuming restarts `RequireProgressBy`.
+    #[serde(default)]
+    pub pause_resets_progress: bool,
 }
 
 impl Rules {
@@ -150,6 +154,7 @@ impl Rules {
             preempt_watcher_fixed: v.at_least(1, 3, 0) || (v.0 == 1 && v.1 == 2 && v.2 >= 7),
             chroot_skip_alloc_dir: v.at_least(0, 5, 6),
             disconnected_clients: v.at_least(1, 3, 0),
+            pause_resets_progress: v.at_least(2, 0, 0),
         }
     }
 }

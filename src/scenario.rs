@@ -235,6 +235,14 @@ fn validate_job(
                 format!("unknown delay function {function:?}"),
             ));
         }
+        if let Some(mode) = group.update.as_ref().and_then(|u| u.health_check.as_ref())
+            && !matches!(mode.as_str(), "task_states" | "checks" | "manual")
+        {
+            return Err(invalid(
+                format!("{group_path}.update.health_check"),
+                format!("unknown health_check {mode:?}"),
+            ));
+        }
         if let Some(tasks) = &group.tasks {
             let mut task_names = BTreeSet::new();
             for (t, task) in tasks.iter().enumerate() {
@@ -294,6 +302,40 @@ fn validate_action(
         | Action::Reorder { node, .. }
         | Action::Drop { node, .. }
         | Action::Delay { node, .. } => need_node(node)?,
+        Action::PromoteDeployment { deployment, .. }
+        | Action::PauseDeployment { deployment }
+        | Action::ResumeDeployment { deployment }
+        | Action::FailDeployment { deployment }
+        | Action::UnblockDeployment { deployment }
+        | Action::SetAllocHealth {
+            deployment: Some(deployment),
+            ..
+        } => {
+            let job = deployment
+                .split_once('#')
+                .map_or(deployment.as_str(), |(job, _)| job);
+            // 8+ hex digits and dashes: a deployment ID (prefix), found at run time.
+            let id_prefix = deployment.len() >= 8
+                && deployment
+                    .chars()
+                    .all(|c| c.is_ascii_hexdigit() || c == '-');
+            if !jobs.contains(job) && !id_prefix {
+                return Err(invalid(
+                    format!("{path}.deployment"),
+                    format!("unknown job {job:?} (a deployment is `job`, `job#n` or an ID)"),
+                ));
+            }
+        }
+        Action::SetAllocHealth {
+            deployment: None,
+            healthy,
+            unhealthy,
+        } if healthy.iter().chain(unhealthy).all(Vec::is_empty) => {
+            return Err(invalid(
+                path.to_string(),
+                "set_alloc_health needs a `deployment` or an alloc to find it by",
+            ));
+        }
         Action::UpdateAlloc { node, allocs } => {
             need_node(node)?;
             for (index, item) in allocs.iter().flatten().enumerate() {

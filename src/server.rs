@@ -20,14 +20,14 @@ pub mod plan;
 pub mod rpc;
 pub mod scheduler;
 
-use crate::model::{Allocation, Deployment, DesiredUpdates, Evaluation, Job, Node, Time};
+use crate::model::{Allocation, Deployment, Evaluation, Job, Node, Time};
 use crate::profile::Rules;
 use crate::scenario::format::{AgentSettings, JobSpec};
 use crate::sim::chunk_map::{ChunkMap, ChunkVec};
 use crate::sim::net::CallId;
 use crate::sim::queue::Tick;
 use crate::sim::rng::Rng;
-use crate::sim::trace::TraceEvent;
+use crate::sim::trace::{GroupUpdates, TraceEvent};
 use broker::Broker;
 use rpc::{Reply, Rpc};
 use serde::{Deserialize, Serialize};
@@ -145,7 +145,7 @@ pub struct EvalOutcome {
     pub tick: Tick,
     /// `DesiredTGUpdates` of the plan. (The per-alloc reasons and the plan
     /// in words are in the eval's `EvalProcessed` trace entry only.)
-    pub desired_tg_updates: BTreeMap<String, DesiredUpdates>,
+    pub desired_tg_updates: GroupUpdates,
 }
 
 /// The server's state store and timers.
@@ -267,6 +267,13 @@ pub enum ServerInput {
         /// Deployment ID.
         deployment: String,
     },
+    /// An operator's call on a deployment (promote, pause, fail, ...).
+    DeploymentCall {
+        /// Deployment ID.
+        deployment: String,
+        /// The call.
+        call: deployments::operator::DeploymentCall,
+    },
 }
 
 /// What the server asks the simulator to do.
@@ -371,6 +378,9 @@ impl Server {
             }
             ServerInput::DeploymentTimer { deployment } => {
                 self.deployment_timer(now, &deployment, &mut out)
+            }
+            ServerInput::DeploymentCall { deployment, call } => {
+                self.deployment_call(now, &deployment, call, &mut out)
             }
         }
         out

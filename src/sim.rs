@@ -680,6 +680,70 @@ impl Sim {
         })
     }
 
+    /// A deployment action: resolves the deployment and allocs, and sends
+    /// the operator's call to the server.
+    fn deployment_action(&mut self, action: &Action) -> Result<(), ActionError> {
+        use crate::server::deployments::operator::DeploymentCall;
+        let not_found = |what: &'static str, reference: &str| ActionError::NotFound {
+            what,
+            reference: reference.to_string(),
+        };
+        let (reference, call) = match action {
+            Action::PromoteDeployment { deployment, groups } => (
+                deployment.clone(),
+                DeploymentCall::Promote {
+                    groups: groups.clone(),
+                },
+            ),
+            Action::PauseDeployment { deployment } => {
+                (deployment.clone(), DeploymentCall::Pause { pause: true })
+            }
+            Action::ResumeDeployment { deployment } => {
+                (deployment.clone(), DeploymentCall::Pause { pause: false })
+            }
+            Action::FailDeployment { deployment } => (deployment.clone(), DeploymentCall::Fail),
+            Action::UnblockDeployment { deployment } => {
+                (deployment.clone(), DeploymentCall::Unblock)
+            }
+            Action::SetAllocHealth {
+                deployment,
+                healthy,
+                unhealthy,
+            } => {
+                let resolve = |list: &Option<Vec<String>>| -> Result<Vec<String>, ActionError> {
+                    list.iter()
+                        .flatten()
+                        .map(|r| self.resolve_alloc(r).ok_or_else(|| not_found("alloc", r)))
+                        .collect()
+                };
+                let healthy = resolve(healthy)?;
+                let unhealthy = resolve(unhealthy)?;
+                // Default: the latest deployment of the first alloc's job.
+                let reference = match deployment {
+                    Some(reference) => reference.clone(),
+                    None => healthy
+                        .iter()
+                        .chain(&unhealthy)
+                        .next()
+                        .and_then(|id| self.server.state.allocs.get(id))
+                        .map(|a| a.job_id.clone())
+                        .unwrap_or_default(),
+                };
+                (
+                    reference,
+                    DeploymentCall::SetAllocHealth { healthy, unhealthy },
+                )
+            }
+            _ => return Ok(()),
+        };
+        let deployment = self
+            .server
+            .resolve_deployment(&reference)
+            .ok_or_else(|| not_found("deployment", &reference))?;
+        self.server_input(ServerInput::DeploymentCall { deployment, call });
+        Ok(())
+    }
+
     /// Applies one script action.
     pub fn apply(&mut self, action: &Action) -> Result<(), ActionError> {
         if !matches!(action, Action::Step {} | Action::Assert { .. }) {
@@ -994,6 +1058,12 @@ impl Sim {
                     }
                 }
             }
+            Action::PromoteDeployment { .. }
+            | Action::PauseDeployment { .. }
+            | Action::ResumeDeployment { .. }
+            | Action::FailDeployment { .. }
+            | Action::UnblockDeployment { .. }
+            | Action::SetAllocHealth { .. } => self.deployment_action(action)?,
             Action::Gc {} => self.server_input(ServerInput::Gc),
             Action::Note { text } => {
                 let _ = text;

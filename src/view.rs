@@ -34,6 +34,11 @@ pub struct AllocView {
     pub followup_eval: Option<String>,
     /// Task states as `(task, state, restarts)`.
     pub tasks: Vec<(String, String, u64)>,
+    /// The deployment's verdict on the alloc: `healthy`, `unhealthy`, or
+    /// `None` while unset (or outside a deployment).
+    pub deployment_health: Option<String>,
+    /// Whether the alloc is a canary of its deployment.
+    pub canary: bool,
 }
 
 /// One client node in the cluster view.
@@ -151,6 +156,59 @@ pub struct JobView {
     pub stopped: bool,
     /// Groups as `(name, count)`.
     pub groups: Vec<(String, u64)>,
+    /// The job's latest deployment, if it has one.
+    pub deployment: Option<DeploymentView>,
+}
+
+/// A job's latest deployment (what `nomad job status` shows under "Latest
+/// Deployment").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct DeploymentView {
+    /// Deployment ID.
+    pub id: String,
+    /// The first 8 characters of the ID.
+    pub short_id: String,
+    /// Job version it deploys.
+    pub job_version: u64,
+    /// Status (`running`, `paused`, `failed`, `successful`, `cancelled`, ...).
+    pub status: String,
+    /// Status description, as Nomad writes it.
+    pub description: String,
+    /// Whether the deployment is still active (running, paused, ...).
+    pub active: bool,
+    /// Whether some group has canaries that are not promoted yet.
+    pub needs_promotion: bool,
+    /// Per task group progress, in group name order.
+    pub groups: Vec<DeploymentGroupView>,
+}
+
+/// One task group's line of a deployment (`DeploymentState`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct DeploymentGroupView {
+    /// Group name.
+    pub name: String,
+    /// `DesiredTotal`.
+    pub desired: u32,
+    /// `PlacedAllocs`.
+    pub placed: u32,
+    /// `HealthyAllocs`.
+    pub healthy: u32,
+    /// `UnhealthyAllocs`.
+    pub unhealthy: u32,
+    /// `DesiredCanaries`.
+    pub desired_canaries: u32,
+    /// How many canaries are placed.
+    pub placed_canaries: u32,
+    /// `Promoted`.
+    pub promoted: bool,
+    /// `AutoPromote`.
+    pub auto_promote: bool,
+    /// `AutoRevert`.
+    pub auto_revert: bool,
+    /// `ProgressDeadline`, as a Go duration (`10m0s`).
+    pub progress_deadline: String,
+    /// `RequireProgressBy` as a time label, when set.
+    pub require_progress_by: Option<String>,
 }
 
 /// The whole cluster as the UI draws it.

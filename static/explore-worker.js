@@ -1,11 +1,22 @@
-// Explore mode's Web Worker (a module worker): loads the app's own wasm
-// module (which mounts nothing here, there is no window) and runs the core
-// explorer in short batches, posting progress after each, so the page stays
-// responsive and a stop message is seen between two batches. Only plumbing:
-// the search itself is the core's (src/explore.rs, via www/src/worker.rs).
-import init, { explore_start, explore_batch, explore_result } from "./www.js";
+// Explore mode's Web Worker (a module worker): loads the tools module (the
+// `tools` crate: the core's explorer, import and export, without the UI;
+// not the app's own wasm) and runs the core explorer in short batches,
+// posting progress after each, so the page stays responsive and a stop
+// message is seen between two batches. Only plumbing: the search itself is
+// the core's (src/explore.rs, via tools/src/lib.rs). A module that does not
+// load (offline, a missing file) is reported as an error message.
+let tools = null;
+const ready = import("./tools.js")
+  .then(async (module) => {
+    await module.default();
+    tools = module;
+    return null;
+  })
+  .catch((err) => `could not load the explore module: ${err && err.message ? err.message : err}`);
+const explore_start = (scenario, config) => tools.explore_start(scenario, config);
+const explore_batch = (orders) => tools.explore_batch(orders);
+const explore_result = () => tools.explore_result();
 
-const ready = init();
 // Milliseconds of search between two progress messages.
 const SLICE_MS = 40;
 let run = 0;
@@ -38,8 +49,14 @@ function slice() {
 }
 
 self.onmessage = async (event) => {
-  await ready;
+  const failed = await ready;
   const message = JSON.parse(event.data);
+  if (failed !== null) {
+    if (message.type === "start") {
+      postMessage(JSON.stringify({ type: "error", run: message.run, message: failed }));
+    }
+    return;
+  }
   if (message.type === "start") {
     if (timer !== null) {
       clearTimeout(timer);

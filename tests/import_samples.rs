@@ -259,3 +259,20 @@ proptest! {
         }
     }
 }
+
+/// `update.health_check` comes through import, so a jobspec with manual
+/// health imports as a rollout that waits for `set_alloc_health`; a value
+/// Nomad does not know is refused with the field's path.
+#[test]
+fn health_check_mode_imports_from_hcl() {
+    let jobspec = |mode: &str| {
+        format!(
+            "job \"web\" {{\n  group \"web\" {{\n    update {{\n      max_parallel = 1\n      health_check = \"{mode}\"\n    }}\n    task \"t\" {{\n      driver = \"exec\"\n    }}\n  }}\n}}\n"
+        )
+    };
+    let imported = import_text("web.hcl", &jobspec("manual")).unwrap();
+    let update = imported.scenario.jobs[0].groups[0].update.as_ref().unwrap();
+    assert_eq!(update.health_check.as_deref(), Some("manual"));
+    let e = import_text("web.hcl", &jobspec("bogus")).unwrap_err();
+    assert!(e.to_string().contains("health_check"), "{e}");
+}

@@ -26,3 +26,104 @@ fn eval_views_carry_the_evaluations_own_priority() {
         }
     }
 }
+
+/// rolling-update: the jobs panel's deployment view follows the rollout, from
+/// version 1's deployment with nothing healthy to every alloc healthy and the
+/// deployment successful; the alloc views carry the deployment's health.
+#[test]
+fn the_job_view_shows_the_latest_deployment_as_it_progresses() {
+    let mut playground = Playground::builtin("rolling-update").expect("lesson loads");
+    let deployment = |playground: &Playground| {
+        let job = &playground.view().jobs[0];
+        job.deployment.clone().expect("web has a deployment")
+    };
+    playground.apply(Command::JumpTo(1));
+    let first = deployment(&playground);
+    assert_eq!(
+        (first.job_version, first.status.as_str()),
+        (0, "successful")
+    );
+    assert_eq!(first.description, "Deployment completed successfully");
+    assert!(!first.active);
+    // The new version: a new deployment, one alloc placed, none healthy yet.
+    playground.apply(Command::JumpTo(4));
+    let rolling = deployment(&playground);
+    assert_ne!(rolling.id, first.id);
+    assert_eq!(
+        (rolling.job_version, rolling.status.as_str()),
+        (1, "running")
+    );
+    assert!(rolling.active && !rolling.needs_promotion);
+    let group = &rolling.groups[0];
+    assert_eq!(
+        (
+            group.name.as_str(),
+            group.desired,
+            group.placed,
+            group.healthy,
+            group.unhealthy
+        ),
+        ("web", 4, 1, 0, 0)
+    );
+    assert!(group.require_progress_by.is_some());
+    playground.apply(Command::RunToEnd);
+    let done = deployment(&playground);
+    assert_eq!(
+        (done.id.as_str(), done.status.as_str()),
+        (rolling.id.as_str(), "successful")
+    );
+    let group = &done.groups[0];
+    assert_eq!((group.placed, group.healthy, group.unhealthy), (4, 4, 0));
+    let healthy = playground
+        .view()
+        .nodes
+        .iter()
+        .flat_map(|node| node.allocs.iter())
+        .filter(|alloc| alloc.job_version == 1 && alloc.desired_status == "run")
+        .filter(|alloc| alloc.deployment_health.as_deref() == Some("healthy"))
+        .count();
+    assert_eq!(healthy, 4);
+}
+
+/// canary-auto-promote: the canary is marked on its alloc view, and the
+/// deployment waits for promotion until the watcher promotes it.
+#[test]
+fn the_deployment_view_shows_canaries_and_their_promotion() {
+    let mut playground = Playground::builtin("canary-auto-promote").expect("lesson loads");
+    playground.apply(Command::JumpTo(4));
+    let job = &playground.view().jobs[0];
+    let deployment = job.deployment.as_ref().expect("a deployment");
+    let group = &deployment.groups[0];
+    assert_eq!((group.desired_canaries, group.placed_canaries), (1, 1));
+    assert!(group.auto_promote && !group.promoted && deployment.needs_promotion);
+    let canaries = playground
+        .view()
+        .nodes
+        .iter()
+        .flat_map(|node| node.allocs.iter())
+        .filter(|alloc| alloc.canary)
+        .count();
+    assert_eq!(canaries, 1);
+    playground.apply(Command::RunToEnd);
+    let deployment = playground.view().jobs[0]
+        .deployment
+        .clone()
+        .expect("a deployment");
+    assert!(deployment.groups[0].promoted && !deployment.needs_promotion);
+    assert_eq!(deployment.status, "successful");
+}
+
+/// The lessons narrate with their assertions' notes: each applies once its
+/// step is reached, and only under the profiles it names.
+#[test]
+fn lesson_narration_adds_the_notes_of_the_assertions_reached() {
+    let mut playground = Playground::builtin("rolling-update").expect("lesson loads");
+    let before = playground.view().notes.len();
+    playground.apply(Command::JumpTo(2));
+    let notes = &playground.view().notes;
+    assert_eq!(notes.len(), before + 1);
+    assert_eq!(
+        notes.last().map(String::as_str),
+        Some("the first deployment completes once every alloc is healthy")
+    );
+}

@@ -21,6 +21,9 @@ fn same_seed_same_trace_twice() {
         "issue-12680",
         "pr-15068-heartbeat-order",
         "lost-after-expiry",
+        "rolling-update",
+        "rolling-update-auto-revert",
+        "canary-auto-promote",
     ] {
         let text = scenario_text(name);
         let mut first = Session::load(&text, None).expect("load");

@@ -405,6 +405,7 @@ fn update(
         min_healthy_time: r.dur(at, "MinHealthyTime", c)?,
         healthy_deadline: r.dur(at, "HealthyDeadline", c)?,
         progress_deadline: r.dur(at, "ProgressDeadline", c)?,
+        health_check: r.str(at, "HealthCheck")?.filter(|s| !s.is_empty()),
     }))
 }
 

@@ -332,6 +332,7 @@ impl Spec<'_> {
             min_healthy_time: self.dur(u, "min_healthy_time", &path)?,
             healthy_deadline: self.dur(u, "healthy_deadline", &path)?,
             progress_deadline: self.dur(u, "progress_deadline", &path)?,
+            health_check: self.string(u, "health_check", &path)?,
         };
         // max_parallel = 0 turns rolling updates off.
         Ok((spec.max_parallel != Some(0)).then_some(spec))

@@ -208,7 +208,7 @@ pub struct ReconcileResult {
     /// Allocs updated only to attach a follow-up eval.
     pub attribute_updates: AllocSet,
     /// Allocs marked unknown.
-    pub disconnect_updates: AllocSet,
+    pub disconnect_updates: DisconnectUpdates,
     /// Allocs marked reconnected.
     pub reconnect_updates: AllocSet,
     /// Per-group counters.
@@ -224,6 +224,112 @@ pub struct ReconcileResult {
     /// Whether the current deployment failed (`jobState.DeploymentFailed`).
     #[serde(skip)]
     pub deployment_failed: bool,
+}
+
+/// An alloc that a disconnect marks unknown (an entry of
+/// [`ReconcileResult::disconnect_updates`]): the alloc as the reconciler
+/// read it and what the update changes. The updated alloc is built only
+/// when asked for ([`DisconnectUpdate::to_alloc`]), so a run does not copy
+/// every disconnecting alloc.
+#[derive(Debug, Clone)]
+pub struct DisconnectUpdate {
+    /// The alloc before the update.
+    pub alloc: Arc<Allocation>,
+    /// The follow-up eval the update attaches.
+    pub followup_eval_id: Arc<str>,
+    /// When it became unknown (the run's clock).
+    pub at: Time,
+}
+
+impl DisconnectUpdate {
+    /// The alloc's ID.
+    pub fn id(&self) -> &str {
+        &self.alloc.id
+    }
+
+    /// The updated alloc: client status `unknown`, with an `unknown` alloc
+    /// state at [`DisconnectUpdate::at`], the unknown description and the
+    /// follow-up eval.
+    pub fn to_alloc(&self) -> Allocation {
+        let mut copy = (*self.alloc).clone();
+        copy.client_status = ClientStatus::Unknown;
+        copy.append_client_status_state("unknown", self.at);
+        copy.client_description = status::ALLOC_UNKNOWN.to_string();
+        copy.followup_eval_id = String::from(&*self.followup_eval_id);
+        copy
+    }
+}
+
+/// The disconnect updates of a run, in alloc ID order, one per alloc.
+/// Serialised as the updated allocs.
+#[derive(Debug, Clone, Default)]
+pub struct DisconnectUpdates(Vec<DisconnectUpdate>);
+
+impl DisconnectUpdates {
+    /// Number of updates.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// The updates in alloc ID order.
+    pub fn iter(&self) -> impl Iterator<Item = &DisconnectUpdate> {
+        self.0.iter()
+    }
+    /// The alloc IDs in order.
+    pub fn ids(&self) -> impl Iterator<Item = &String> {
+        self.0.iter().map(|u| &u.alloc.id)
+    }
+    fn position(&self, id: &str) -> Result<usize, usize> {
+        self.0.binary_search_by(|u| u.alloc.id.as_str().cmp(id))
+    }
+    /// The update of alloc `id`.
+    pub fn get(&self, id: &str) -> Option<&DisconnectUpdate> {
+        self.position(id).ok().map(|i| &self.0[i])
+    }
+    /// Whether alloc `id` has an update.
+    pub fn contains(&self, id: &str) -> bool {
+        self.position(id).is_ok()
+    }
+    /// The update of alloc `id`, to change; `hint` is where to look first
+    /// (callers ask in mostly ascending ID order) and is left at the slot found.
+    fn get_mut_hinted(&mut self, id: &str, hint: &mut usize) -> Option<&mut DisconnectUpdate> {
+        let near = [*hint, *hint + 1]
+            .into_iter()
+            .find(|i| self.0.get(*i).is_some_and(|u| u.alloc.id == id));
+        let i = match near {
+            Some(i) => i,
+            None => self.position(id).ok()?,
+        };
+        *hint = i;
+        Some(&mut self.0[i])
+    }
+    /// Adds `other`'s updates; on equal alloc IDs `other`'s win.
+    fn union_with(&mut self, other: Vec<DisconnectUpdate>) {
+        if self.0.last().is_none_or(|last| {
+            other
+                .first()
+                .is_none_or(|first| last.alloc.id < first.alloc.id)
+        }) {
+            self.0.extend(other);
+            return;
+        }
+        self.0.extend(other);
+        // Stable: of equal IDs the later (`other`'s) comes last and stays.
+        self.0.sort_by(|x, y| x.alloc.id.cmp(&y.alloc.id));
+        self.0.reverse();
+        self.0
+            .dedup_by(|later, earlier| later.alloc.id == earlier.alloc.id);
+        self.0.reverse();
+    }
+}
+
+impl serde::Serialize for DisconnectUpdates {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(DisconnectUpdate::to_alloc))
+    }
 }
 
 impl serde::Serialize for AllocSet {
@@ -286,7 +392,7 @@ struct Reconciler<'a, 'b> {
 /// first 16 bytes as a number (compared before the full ID).
 #[derive(Default)]
 struct FollowupIds {
-    evals: Vec<String>,
+    evals: Vec<Arc<str>>,
     allocs: Vec<(Arc<Allocation>, usize)>,
     prefixes: Vec<u128>,
     /// The entry found last: callers mostly ask in ID order, so the entry
@@ -298,7 +404,7 @@ impl FollowupIds {
     fn new(evals: &[Evaluation], mut allocs: Vec<(Arc<Allocation>, usize)>) -> Self {
         sort_by_alloc_id_keep_last(&mut allocs);
         FollowupIds {
-            evals: evals.iter().map(|e| e.id.clone()).collect(),
+            evals: evals.iter().map(|e| Arc::from(e.id.as_str())).collect(),
             prefixes: allocs
                 .iter()
                 .map(|(a, _)| filters::id_prefix(&a.id))
@@ -309,6 +415,11 @@ impl FollowupIds {
     }
 
     fn get(&self, alloc_id: &str) -> Option<&str> {
+        self.get_shared(alloc_id).map(|e| &**e)
+    }
+
+    /// [`FollowupIds::get`], as the shared eval ID.
+    fn get_shared(&self, alloc_id: &str) -> Option<&Arc<str>> {
         let h = self.hint.get();
         for i in [h, h + 1] {
             if let Some((a, e)) = self.allocs.get(i)
@@ -382,6 +493,95 @@ fn alloc_matrix<'a>(sorted: &[(u128, &'a Arc<Allocation>)]) -> BTreeMap<&'a str,
     groups.into_iter().collect()
 }
 
+/// An alloc with its ID prefix (see `filters::id_prefix`).
+type Keyed<'a> = (u128, &'a Arc<Allocation>);
+
+/// Orders keyed allocs by (ID prefix, ID), which is ID order.
+fn by_id(x: &Keyed<'_>, y: &Keyed<'_>) -> std::cmp::Ordering {
+    x.0.cmp(&y.0).then_with(|| x.1.id.cmp(&y.1.id))
+}
+
+/// The most ascending runs [`sort_by_id`] merges (more are sorted).
+const MAX_RUNS: usize = 4;
+
+/// The allocs in ID order, each with its ID prefix; stable, so of equal IDs
+/// the later one stays last. Input already in ID order (the state store's)
+/// is only checked. Input that interleaves a few ascending runs (say
+/// originals and their replacements, each created in ID order) is dealt
+/// onto at most [`MAX_RUNS`] runs and merged in one pass; anything else is
+/// sorted.
+fn sort_by_id(allocs: &[Arc<Allocation>]) -> Vec<Keyed<'_>> {
+    let mut keyed: Vec<Keyed<'_>> = allocs
+        .iter()
+        .map(|a| (filters::id_prefix(&a.id), a))
+        .collect();
+    if keyed.is_sorted_by(|x, y| by_id(x, y).is_le()) {
+        return keyed;
+    }
+    if let Some(merged) = merge_runs(&keyed) {
+        return merged;
+    }
+    keyed.sort_by(by_id);
+    keyed
+}
+
+/// A keyed alloc with its position in the input.
+type Ranked<'a> = (u128, &'a Arc<Allocation>, u32);
+
+/// Deals `keyed` (in input order) onto the first run whose last alloc
+/// sorts at or before it, then merges the runs two by two, taking of equal
+/// IDs the alloc that came first in the input. `None` when it needs more
+/// than [`MAX_RUNS`] runs.
+fn merge_runs<'a>(keyed: &[Keyed<'a>]) -> Option<Vec<Keyed<'a>>> {
+    let mut runs: Vec<Vec<Ranked<'a>>> = Vec::with_capacity(MAX_RUNS);
+    'deal: for (i, &(p, a)) in keyed.iter().enumerate() {
+        for run in runs.iter_mut() {
+            let &(lp, la, _) = run.last().expect("runs are never empty");
+            if by_id(&(lp, la), &(p, a)).is_le() {
+                run.push((p, a, i as u32));
+                continue 'deal;
+            }
+        }
+        if runs.len() == MAX_RUNS {
+            return None;
+        }
+        let mut run = Vec::with_capacity(keyed.len() - i);
+        run.push((p, a, i as u32));
+        runs.push(run);
+    }
+    while runs.len() > 1 {
+        let b = runs.pop().expect("two runs");
+        let a = runs.pop().expect("two runs");
+        runs.push(merge_two(&a, &b));
+    }
+    let merged = runs.pop().unwrap_or_default();
+    Some(merged.into_iter().map(|(p, a, _)| (p, a)).collect())
+}
+
+/// Merges two runs sorted by (ID prefix, ID, input position).
+fn merge_two<'a>(a: &[Ranked<'a>], b: &[Ranked<'a>]) -> Vec<Ranked<'a>> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (&a[i], &b[j]);
+        let y_first = match by_id(&(y.0, y.1), &(x.0, x.1)) {
+            std::cmp::Ordering::Less => true,
+            std::cmp::Ordering::Greater => false,
+            std::cmp::Ordering::Equal => y.2 < x.2,
+        };
+        if y_first {
+            out.push(*y);
+            j += 1;
+        } else {
+            out.push(*x);
+            i += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
 /// Sorts by alloc ID (stable) and keeps the last entry of equal IDs.
 fn sort_by_alloc_id_keep_last<T>(v: &mut Vec<(Arc<Allocation>, T)>) {
     if v.is_sorted_by(|x, y| x.0.id < y.0.id) {
@@ -447,17 +647,7 @@ impl Reconciler<'_, '_> {
         let input = self.input;
         // The allocs in ID order (stable: of equal IDs the later stays last),
         // comparing a numeric prefix of the IDs first.
-        let mut sorted: Vec<(u128, &Arc<Allocation>)> = input
-            .allocs
-            .iter()
-            .map(|a| (filters::id_prefix(&a.id), a))
-            .collect();
-        let by_id = |(pa, a): &(u128, &Arc<Allocation>), (pb, b): &(u128, &Arc<Allocation>)| {
-            pa.cmp(pb).then_with(|| a.id.cmp(&b.id))
-        };
-        if !sorted.is_sorted_by(|x, y| by_id(x, y).is_le()) {
-            sorted.sort_by(by_id);
-        }
+        let sorted = sort_by_id(&input.allocs);
         self.explain.prepare_sorted(&sorted);
         // The alloc matrix: group -> allocs (later duplicates replace earlier).
         let mut matrix: BTreeMap<&str, AllocSet> = alloc_matrix(&sorted);
@@ -1099,14 +1289,7 @@ impl Reconciler<'_, '_> {
                 );
                 continue;
             }
-            let t = &r.desired_transition;
-            if r.desired_status != DesiredStatus::Run
-                || t.should_migrate()
-                || t.should_reschedule()
-                || t.should_force_reschedule()
-                || r.job_version() < job.version
-                || r.job_create_index() < job.create_index
-            {
+            if reconnect_not_wanted(r, job) {
                 stop.insert(Arc::clone(r));
                 self.stop(
                     stops,
@@ -1205,17 +1388,9 @@ impl Reconciler<'_, '_> {
         stops: &mut Vec<StopResult>,
     ) {
         let job = self.input.job.as_ref().expect("job");
-        let (version, create_index) = (job.version, job.create_index);
         let originals: Vec<Arc<Allocation>> = reconnecting.iter().cloned().collect();
         for r in &originals {
-            let t = &r.desired_transition;
-            if r.desired_status != DesiredStatus::Run
-                || t.should_migrate()
-                || t.should_reschedule()
-                || t.should_force_reschedule()
-                || r.job_version() < version
-                || r.job_create_index() < create_index
-            {
+            if reconnect_not_wanted(r, job) {
                 self.stop(
                     stops,
                     r,
@@ -1299,14 +1474,7 @@ impl Reconciler<'_, '_> {
         let mut updates = AllocSet::new();
         let mut current_not_updated = 0;
         for a in allocs.iter() {
-            let t = &a.desired_transition;
-            let skip = t.should_migrate()
-                || t.should_reschedule()
-                || t.should_force_reschedule()
-                || a.job_version() < job.version
-                || a.job_create_index() < job.create_index
-                || a.desired_status != DesiredStatus::Run
-                || a.client_status != ClientStatus::Running;
+            let skip = reconnect_not_wanted(a, job) || a.client_status != ClientStatus::Running;
             if skip || !self.rules.emit_reconnect_updates {
                 self.explain.decide(&a.id, Decision::ReconnectKept);
                 current_not_updated += u64::from(!skip);
@@ -1347,21 +1515,31 @@ impl Reconciler<'_, '_> {
             .or_default()
             .extend(evals);
 
-        let mut updates = AllocSet::new();
+        let mut updates = Vec::with_capacity(sets.disconnecting.len());
+        // The allocs replaced now are replaced as updated (unknown) allocs.
+        let mut updated_now = AllocSet::new();
+        let mut in_now = 0;
         for a in sets.disconnecting.iter() {
-            let mut copy = (**a).clone();
-            copy.client_status = ClientStatus::Unknown;
-            copy.append_client_status_state("unknown", input.now);
-            copy.client_description = status::ALLOC_UNKNOWN.to_string();
-            copy.followup_eval_id = ids.get(&a.id).unwrap_or("").to_string();
-            updates.insert(Arc::new(copy));
-            let replaced = split.now.contains(&a.id);
+            let update = DisconnectUpdate {
+                alloc: Arc::clone(a),
+                followup_eval_id: ids
+                    .get_shared(&a.id)
+                    .map_or_else(|| Arc::from(""), Arc::clone),
+                at: input.now,
+            };
+            let replaced = split.now.get_hinted(&a.id, &mut in_now).is_some();
+            if replaced {
+                updated_now.push_ordered(Arc::new(update.to_alloc()));
+            }
+            updates.push(update);
             self.explain
                 .decide(&a.id, Decision::Disconnect { replaced });
         }
-        sets.reschedule_now = sets.reschedule_now.update(&updates);
-        self.result.disconnect_updates.union_with(&updates);
+        if !updated_now.is_empty() {
+            sets.reschedule_now = sets.reschedule_now.update(&updated_now);
+        }
         du.disconnect = updates.len() as u64;
+        self.result.disconnect_updates.union_with(updates);
         du.reschedule_now = sets.reschedule_now.len() as u64;
         du.reschedule_later = sets.reschedule_later.len() as u64;
         ids
@@ -1452,30 +1630,32 @@ impl Reconciler<'_, '_> {
         // lookups find the next alloc without a search.
         let (mut in_disconnect, mut in_migrate, mut in_all) = (0, 0, 0);
         for d in &later {
-            let eval_id = ids.get(&d.alloc.id).unwrap_or("").to_string();
-            self.explain.decide(
-                &d.alloc.id,
-                Decision::RescheduleLater {
-                    eval_id: eval_id.clone(),
-                    wait_until: d.reschedule_time,
-                },
-            );
-            // The set's entry is replaced by a copy with the eval attached
-            // (copied only if something else still holds it).
+            let shared = ids.get_shared(&d.alloc.id);
+            let eval_id = shared.map_or_else(String::new, |e| String::from(&**e));
+            // The set's entry gets the eval attached: a disconnect update
+            // shares the eval's ID; an alloc is replaced by a copy (copied
+            // only if something else still holds it).
             let id = d.alloc.id.as_str();
             if let Some(u) = self
                 .result
                 .disconnect_updates
                 .get_mut_hinted(id, &mut in_disconnect)
             {
-                Arc::make_mut(u).followup_eval_id = eval_id;
+                u.followup_eval_id = shared.map_or_else(|| Arc::from(""), Arc::clone);
             } else if let Some(m) = sets.migrate.get_mut_hinted(id, &mut in_migrate) {
-                Arc::make_mut(m).followup_eval_id = eval_id;
+                Arc::make_mut(m).followup_eval_id.clone_from(&eval_id);
             } else if let Some(existing) = all.get_hinted(id, &mut in_all) {
                 let mut copy = (**existing).clone();
-                copy.followup_eval_id = eval_id;
+                copy.followup_eval_id.clone_from(&eval_id);
                 attribute_updates.insert(Arc::new(copy));
             }
+            self.explain.decide(
+                &d.alloc.id,
+                Decision::RescheduleLater {
+                    eval_id,
+                    wait_until: d.reschedule_time,
+                },
+            );
         }
         self.result.attribute_updates.union_with(&attribute_updates);
         self.result
@@ -1873,6 +2053,21 @@ impl Reconciler<'_, '_> {
     }
 }
 
+/// Whether a reconnecting alloc is no longer wanted, whatever its
+/// replacements: the server wants it stopped, it has a migrate or
+/// (forced) reschedule transition, or it runs an older job (older version
+/// or an earlier incarnation of the job ID). Both the reconnect step
+/// (≥ 1.5.4) and the over-count step before #16609 stop such an alloc.
+fn reconnect_not_wanted(alloc: &Allocation, job: &Job) -> bool {
+    let t = &alloc.desired_transition;
+    alloc.desired_status != DesiredStatus::Run
+        || t.should_migrate()
+        || t.should_reschedule()
+        || t.should_force_reschedule()
+        || alloc.job_version() < job.version
+        || alloc.job_create_index() < job.create_index
+}
+
 /// `computePlacements`: reschedules, replacements of lost allocs up to the
 /// count, then fresh names up to the count.
 fn compute_placements(
@@ -1931,4 +2126,80 @@ fn compute_placements(
         }
     }
     place
+}
+
+#[cfg(test)]
+mod sort_tests {
+    use super::*;
+
+    /// Allocs with these IDs; `create_index` records the input position.
+    fn allocs(ids: &[String]) -> Vec<Arc<Allocation>> {
+        ids.iter()
+            .enumerate()
+            .map(|(i, id)| {
+                Arc::new(Allocation {
+                    id: id.clone(),
+                    create_index: i as u64,
+                    ..Default::default()
+                })
+            })
+            .collect()
+    }
+
+    /// `sort_by_id` orders like a stable sort by ID (of equal IDs the
+    /// earlier input first), whether the input is sorted, a few
+    /// interleaved runs (merged), or many runs (sorted).
+    #[test]
+    fn sort_by_id_is_a_stable_sort_by_id() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let mut cases = vec![
+            s(&["a0", "a1", "a2"]),
+            s(&["b0", "a0", "b1", "a1", "b2", "a2"]),
+            s(&["a1", "a2", "a1", "a3", "a2", "a1"]),
+            s(&["e", "d", "c", "b", "a"]),
+            s(&[
+                "0123456789abcdef-2",
+                "0123456789abcdef-1",
+                "0123456789abcdef",
+            ]),
+            s(&["", "x", "", "a"]),
+        ];
+        // Originals and replacements interleaved, as in the benchmark.
+        let mut v = Vec::new();
+        for i in 0..300 {
+            if (100..150).contains(&i) {
+                v.push(format!("repl-{i:05}"));
+            }
+            v.push(format!("alloc-{i:05}"));
+        }
+        cases.push(v);
+        // Pseudo-random IDs with repeats.
+        let mut x: u64 = 7;
+        cases.push(
+            (0..200)
+                .map(|_| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    format!("id-{}", (x >> 33) % 40)
+                })
+                .collect(),
+        );
+        for ids in cases {
+            let input = allocs(&ids);
+            let got: Vec<(String, u64)> = sort_by_id(&input)
+                .iter()
+                .map(|(p, a)| {
+                    assert_eq!(*p, filters::id_prefix(&a.id));
+                    (a.id.clone(), a.create_index)
+                })
+                .collect();
+            let mut want: Vec<(String, u64)> = input
+                .iter()
+                .map(|a| (a.id.clone(), a.create_index))
+                .collect();
+            want.sort_by(|a, b| a.0.cmp(&b.0));
+            assert_eq!(got, want, "{ids:?}");
+        }
+    }
 }

@@ -109,41 +109,72 @@ pub fn classify_alloc(alloc: &Allocation, cx: &FilterContext<'_>) -> (AllocCateg
     classify_alloc_on(alloc, cx.tainted_nodes.get(&alloc.node_id), cx)
 }
 
-/// The tainted nodes of a run as a sorted table, built once per run: each
+/// The tainted nodes of a run as a lookup table, built once per run: each
 /// node ID's first 16 bytes as one number (node IDs are UUIDs, so that
-/// almost always decides), searched in a plain array of those numbers, and
-/// the full ID compared only on a prefix hit.
+/// almost always decides), found through an open-addressing table keyed by
+/// a hash of that number, and the full ID compared only on a prefix hit.
+/// The table is only probed, never walked, so no result depends on the
+/// hash.
 pub struct TaintedIndex<'a> {
     /// Per node, in ID order: the ID's prefix (see [`id_prefix`]).
     prefixes: Vec<u128>,
     /// Per node, in ID order: the ID and its entry.
     nodes: Vec<(&'a str, &'a Option<Node>)>,
+    /// Per slot: 1 + a node's position in `nodes`, or 0 when empty; at most
+    /// half the slots are used, and their number is a power of two.
+    slots: Vec<u32>,
+    /// Right shift that turns a 64-bit hash into a slot number.
+    shift: u32,
+}
+
+/// A 64-bit hash of an ID prefix (multiplicative: the high bits, which pick
+/// the slot, depend on every bit of the prefix).
+fn prefix_hash(p: u128) -> u64 {
+    ((p as u64) ^ ((p >> 64) as u64).rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 impl<'a> TaintedIndex<'a> {
     /// The table of `nodes`.
     pub fn new(nodes: &'a BTreeMap<String, Option<Node>>) -> Self {
-        // The map is in string order, which is (prefix, string) order.
+        let prefixes: Vec<u128> = nodes.keys().map(|id| id_prefix(id)).collect();
+        let (mut slots, mut shift) = (Vec::new(), 64);
+        if !prefixes.is_empty() {
+            let n = (prefixes.len() * 2).next_power_of_two().max(8);
+            shift = 64 - n.trailing_zeros();
+            slots = vec![0u32; n];
+            for (i, p) in prefixes.iter().enumerate() {
+                let mut h = (prefix_hash(*p) >> shift) as usize;
+                while slots[h] != 0 {
+                    h = (h + 1) & (n - 1);
+                }
+                slots[h] = i as u32 + 1;
+            }
+        }
         TaintedIndex {
-            prefixes: nodes.keys().map(|id| id_prefix(id)).collect(),
+            prefixes,
             nodes: nodes.iter().map(|(id, n)| (id.as_str(), n)).collect(),
+            slots,
+            shift,
         }
     }
     /// The entry of node `id`, if it is tainted.
     pub fn get(&self, id: &str) -> Option<&'a Option<Node>> {
-        if self.prefixes.is_empty() {
+        if self.slots.is_empty() {
             return None;
         }
         let p = id_prefix(id);
-        let mut i = self.prefixes.partition_point(|k| *k < p);
-        while i < self.prefixes.len() && self.prefixes[i] == p {
-            let (k, n) = self.nodes[i];
-            if k == id {
-                return Some(n);
+        let mask = self.slots.len() - 1;
+        let mut h = (prefix_hash(p) >> self.shift) as usize;
+        loop {
+            let i = self.slots[h].checked_sub(1)? as usize;
+            if self.prefixes[i] == p {
+                let (k, n) = self.nodes[i];
+                if k == id {
+                    return Some(n);
+                }
             }
-            i += 1;
+            h = (h + 1) & mask;
         }
-        None
     }
 }
 
@@ -397,6 +428,12 @@ pub fn split_rescheduleable(
     };
     // `set` is in ID order, so the parts are too.
     for alloc in set {
+        if !is_disconnecting && plainly_running(&alloc) {
+            // What `should_filter` and `update_by_reschedulable` answer for
+            // it: untainted, nothing to reschedule.
+            out.untainted.push_ordered(alloc);
+            continue;
+        }
         if is_disconnecting && alloc.client_status == ClientStatus::Unknown {
             continue;
         }
@@ -425,6 +462,15 @@ pub fn split_rescheduleable(
         out.untainted.push_ordered(alloc);
     }
     out
+}
+
+/// A running alloc the server wants running, with no reschedule
+/// transition: never rescheduled, whatever the job type or deployment.
+fn plainly_running(alloc: &Allocation) -> bool {
+    alloc.client_status == ClientStatus::Running
+        && alloc.desired_status == DesiredStatus::Run
+        && !alloc.desired_transition.should_reschedule()
+        && !alloc.desired_transition.should_force_reschedule()
 }
 
 /// Whether an alloc counts as untainted, or is ignored, before any

@@ -45,6 +45,12 @@ pub const ACTION_NAMES: &[&str] = &[
     "run_until_idle",
     "assert",
     "gc",
+    "promote_deployment",
+    "pause_deployment",
+    "resume_deployment",
+    "fail_deployment",
+    "unblock_deployment",
+    "set_alloc_health",
     "note",
 ];
 
@@ -204,6 +210,27 @@ pub fn action_from_value(value: Value) -> Result<Action, String> {
             checks: f.req("checks")?,
         },
         "gc" => Action::Gc {},
+        "promote_deployment" => Action::PromoteDeployment {
+            deployment: f.string("deployment")?,
+            groups: f.opt("groups")?,
+        },
+        "pause_deployment" => Action::PauseDeployment {
+            deployment: f.string("deployment")?,
+        },
+        "resume_deployment" => Action::ResumeDeployment {
+            deployment: f.string("deployment")?,
+        },
+        "fail_deployment" => Action::FailDeployment {
+            deployment: f.string("deployment")?,
+        },
+        "unblock_deployment" => Action::UnblockDeployment {
+            deployment: f.string("deployment")?,
+        },
+        "set_alloc_health" => Action::SetAllocHealth {
+            deployment: f.opt("deployment")?,
+            healthy: f.opt("healthy")?,
+            unhealthy: f.opt("unhealthy")?,
+        },
         "note" => Action::Note {
             text: f.string("text")?,
         },
@@ -338,6 +365,36 @@ mod tests {
                 }],
             },
             Action::Gc {},
+            Action::PromoteDeployment {
+                deployment: s("web"),
+                groups: Some(vec![s("web")]),
+            },
+            Action::PromoteDeployment {
+                deployment: s("web#1"),
+                groups: None,
+            },
+            Action::PauseDeployment {
+                deployment: s("web"),
+            },
+            Action::ResumeDeployment {
+                deployment: s("web"),
+            },
+            Action::FailDeployment {
+                deployment: s("web"),
+            },
+            Action::UnblockDeployment {
+                deployment: s("web"),
+            },
+            Action::SetAllocHealth {
+                deployment: Some(s("web")),
+                healthy: Some(vec![s("web.web[0]")]),
+                unhealthy: Some(vec![s("web.web[1]")]),
+            },
+            Action::SetAllocHealth {
+                deployment: None,
+                healthy: None,
+                unhealthy: Some(vec![s("web.web[1]")]),
+            },
             Action::Note { text: s("hello") },
         ]
     }
@@ -388,5 +445,21 @@ mod tests {
             Some("eligible"),
             "{e}"
         );
+        let e = err(serde_json::json!({"action": "promote_deployment"}));
+        assert!(e.contains("missing field `deployment`"), "{e}");
+        let e = err(
+            serde_json::json!({"action": "promote_deployment", "deployment": "web", "groups": "web"}),
+        );
+        assert_eq!(split_field_error(&e).map(|(f, _)| f), Some("groups"), "{e}");
+        let e = err(serde_json::json!({"action": "set_alloc_health", "healthy": [1]}));
+        assert_eq!(
+            split_field_error(&e).map(|(f, _)| f),
+            Some("healthy"),
+            "{e}"
+        );
+        let e = err(
+            serde_json::json!({"action": "pause_deployment", "deployment": "web", "pause": true}),
+        );
+        assert_eq!(split_field_error(&e).map(|(f, _)| f), Some("pause"), "{e}");
     }
 }

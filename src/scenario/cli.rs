@@ -160,7 +160,7 @@ pub fn final_state(sim: &Sim) -> (Vec<FinalNode>, Vec<FinalAlloc>, Vec<FinalEval
                 job_id: record.eval.job_id.clone(),
                 node_id: record.eval.node_id.clone(),
                 status: record.eval.status.as_str().to_string(),
-                desired_tg_updates: outcome.desired_tg_updates.clone(),
+                desired_tg_updates: outcome.desired_tg_updates.to_map(),
             })
         })
         .collect();

@@ -290,6 +290,11 @@ pub struct UpdateSpec {
     /// `progress_deadline` (default 10m).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress_deadline: Option<Dur>,
+    /// `health_check`: `task_states` (default), `checks` (modelled as
+    /// `task_states`: the simulator has no service checks) or `manual` (the
+    /// client sets no health; `set_alloc_health` does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_check: Option<String>,
 }
 
 /// The `ephemeral_disk` block.
@@ -503,6 +508,52 @@ pub enum Action {
     /// The server garbage-collects finished allocs (client-terminal, and
     /// server-terminal or of a batch job), as Nomad's core GC does.
     Gc {},
+    /// The operator promotes the canaries of a deployment
+    /// (`Deployment.Promote`, `nomad deployment promote`).
+    PromoteDeployment {
+        /// Deployment reference: `job` (its latest deployment) or `job#n`.
+        deployment: String,
+        /// Groups to promote (absent: all, `-group` not given).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        groups: Option<Vec<String>>,
+    },
+    /// The operator pauses a deployment (`Deployment.Pause`).
+    PauseDeployment {
+        /// Deployment reference.
+        deployment: String,
+    },
+    /// The operator resumes a deployment (`Deployment.Pause` with `Pause`
+    /// false, `nomad deployment resume`).
+    ResumeDeployment {
+        /// Deployment reference.
+        deployment: String,
+    },
+    /// The operator fails a deployment (`Deployment.Fail`); with
+    /// `auto_revert` the job rolls back to its latest stable version.
+    FailDeployment {
+        /// Deployment reference.
+        deployment: String,
+    },
+    /// The operator unblocks a deployment (`Deployment.Unblock`; a no-op
+    /// outside multiregion deployments).
+    UnblockDeployment {
+        /// Deployment reference.
+        deployment: String,
+    },
+    /// The operator sets the deployment health of allocs
+    /// (`Deployment.SetAllocHealth`, as with `health_check = "manual"`).
+    SetAllocHealth {
+        /// Deployment reference (absent: the latest deployment of the first
+        /// alloc's job).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deployment: Option<String>,
+        /// Alloc references to mark healthy.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        healthy: Option<Vec<String>>,
+        /// Alloc references to mark unhealthy.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unhealthy: Option<Vec<String>>,
+    },
     /// A comment shown in the trace.
     Note {
         /// Text.

@@ -15,6 +15,10 @@
 //! plus one timer per deployment ([`ServerEffect::DeploymentTimer`]) for
 //! the batched eval (`perJobEvalBatchPeriod`, 1 s) and the progress
 //! deadline. Everything runs on the logical clock, so it is deterministic.
+//! The operator's calls (promote, pause, resume, fail, set alloc health)
+//! are in [`operator`].
+
+pub mod operator;
 
 use super::{JobRecord, Server, ServerEffect, tick_time, time_tick};
 use crate::model::{
@@ -464,7 +468,8 @@ impl Server {
     }
 
     /// The deadline timer fired: `shouldFail`, then fail (and maybe roll
-    /// back) unless every group made it or the deployment is paused.
+    /// back) unless every group made it or (since 2.0.0) the deployment is
+    /// paused.
     fn progress_deadline_hit(&mut self, now: Tick, id: &str, out: &mut Vec<ServerEffect>) {
         let Some(deployment) = self.state.deployments.get(id).cloned() else {
             return;
@@ -473,7 +478,8 @@ impl Server {
             .deployment_watch
             .deadline_hit
             .insert(id.to_string());
-        if deployment.status == DeploymentStatus::Paused {
+        // Since #27804 (2.0.0) a paused deployment does not fail here.
+        if deployment.status == DeploymentStatus::Paused && self.rules.pause_resets_progress {
             return;
         }
         let job = self
@@ -518,14 +524,30 @@ impl Server {
         rollback: bool,
         out: &mut Vec<ServerEffect>,
     ) {
+        let base = if self.state.deployment_watch.deadline_hit.contains(id) {
+            watcher_description::PROGRESS_DEADLINE
+        } else {
+            watcher_description::FAILED_ALLOCATIONS
+        };
+        self.fail_deployment_as(now, id, base, rollback, true, out);
+    }
+
+    /// Marks a deployment failed with the description `base` (extended as
+    /// the rollback decides; `say_no_target`: say so when there is no
+    /// stable version), rolls back if asked, and creates the watcher's eval.
+    pub(super) fn fail_deployment_as(
+        &mut self,
+        now: Tick,
+        id: &str,
+        base: &str,
+        rollback: bool,
+        say_no_target: bool,
+        out: &mut Vec<ServerEffect>,
+    ) {
         let Some(deployment) = self.state.deployments.get(id).cloned() else {
             return;
         };
-        let mut desc = if self.state.deployment_watch.deadline_hit.contains(id) {
-            watcher_description::PROGRESS_DEADLINE.to_string()
-        } else {
-            watcher_description::FAILED_ALLOCATIONS.to_string()
-        };
+        let mut desc = base.to_string();
         let mut revert_to = None;
         if rollback {
             match self.latest_stable_version(&deployment.job_id) {
@@ -537,7 +559,8 @@ impl Server {
                         desc = watcher_description::rollback_noop(&desc, version);
                     }
                 }
-                None => desc = watcher_description::no_rollback_target(&desc),
+                None if say_no_target => desc = watcher_description::no_rollback_target(&desc),
+                None => {}
             }
         }
         let index = self.bump_index();
@@ -749,32 +772,84 @@ impl Server {
             }
         }
         // The state store's checks: healthy live canaries per group.
+        let Ok(promotable) = self.promotion_check(&deployment, None) else {
+            return;
+        };
+        let detail = format!("deployment {} canaries promoted (auto_promote)", short(id));
+        self.apply_promotion(now, id, None, promotable, detail, out);
+    }
+
+    /// `UpdateDeploymentPromotion`'s checks: the live healthy canaries of
+    /// the groups promoted (`None`: all), or Nomad's error for every group
+    /// short of its `DesiredCanaries`.
+    pub(super) fn promotion_check(
+        &self,
+        deployment: &Deployment,
+        groups: Option<&[String]>,
+    ) -> Result<Vec<Arc<Allocation>>, Vec<String>> {
+        let chosen = |group: &str| groups.is_none_or(|g| g.iter().any(|n| n == group));
         let canaries: BTreeSet<&String> = deployment
             .task_groups
             .values()
             .flat_map(|s| s.placed_canaries.iter())
             .collect();
-        let promotable: Vec<Arc<Allocation>> = allocs
-            .iter()
-            .filter(|a| canaries.contains(&a.id) && !a.terminal_status() && a.is_healthy())
-            .cloned()
+        let promotable: Vec<Arc<Allocation>> = self
+            .deployment_allocs(deployment)
+            .into_iter()
+            .filter(|a| {
+                canaries.contains(&a.id)
+                    && chosen(&a.task_group)
+                    && !a.terminal_status()
+                    && a.is_healthy()
+            })
             .collect();
+        let mut errors = Vec::new();
         for (group, state) in &deployment.task_groups {
-            if state.desired_canaries == 0 {
+            if state.desired_canaries == 0 || !chosen(group) {
                 continue;
             }
             let have = promotable.iter().filter(|a| a.task_group == *group).count() as u32;
             if have < state.desired_canaries {
-                return;
+                errors.push(operator::refusal::unhealthy_canaries(
+                    group,
+                    have,
+                    state.desired_canaries,
+                ));
             }
         }
+        if errors.is_empty() {
+            Ok(promotable)
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// The writes of `UpdateDeploymentPromotion`: the groups (`None`: all)
+    /// are promoted with their progress deadlines restarted, the watcher's
+    /// eval is created, and the promotable canaries lose their canary flag.
+    pub(super) fn apply_promotion(
+        &mut self,
+        now: Tick,
+        id: &str,
+        groups: Option<&[String]>,
+        promotable: Vec<Arc<Allocation>>,
+        detail: String,
+        out: &mut Vec<ServerEffect>,
+    ) {
+        let Some(deployment) = self.state.deployments.get(id).cloned() else {
+            return;
+        };
+        let chosen = |group: &str| groups.is_none_or(|g| g.iter().any(|n| n == group));
         let index = self.bump_index();
         let now_time = tick_time(now);
         let mut nodes = BTreeSet::new();
         if let Some(stored) = self.state.deployments.get_mut(id) {
             stored.modify_index = index;
             stored.modify_time = now_time;
-            for state in stored.task_groups.values_mut() {
+            for (group, state) in stored.task_groups.iter_mut() {
+                if !chosen(group) {
+                    continue;
+                }
                 if !state.progress_deadline.is_zero() && !state.require_progress_by.is_zero() {
                     state.require_progress_by = now_time.add(state.progress_deadline);
                 }
@@ -786,7 +861,7 @@ impl Server {
             out.push(ServerEffect::Trace(TraceEvent::Job {
                 job: stored.job_id.clone(),
                 version: stored.job_version,
-                detail: format!("deployment {} canaries promoted (auto_promote)", short(id)),
+                detail,
             }));
         }
         self.watcher_eval(now, &deployment, out);

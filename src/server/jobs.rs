@@ -81,7 +81,12 @@ fn task_group(job_type: &JobType, group: &GroupSpec) -> TaskGroup {
     let update = group.update.as_ref().map(|spec| UpdateStrategy {
         stagger: Duration::from_secs(30),
         max_parallel: spec.max_parallel.unwrap_or(1),
-        health_check: "task_states".to_string(),
+        // `checks` runs as `task_states` on the client (no service checks).
+        health_check: spec
+            .health_check
+            .as_deref()
+            .unwrap_or("task_states")
+            .to_string(),
         min_healthy_time: spec
             .min_healthy_time
             .map_or(Duration::from_secs(10), |d| d.nanos()),

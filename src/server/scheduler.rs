@@ -23,7 +23,7 @@ use crate::reconciler::node::{NodeReconciler, NodeRules, TerminalByNodeByName};
 use crate::reconciler::rules::ReconcilerRules;
 use crate::scenario::format::JobSpec;
 use crate::sim::queue::Tick;
-use crate::sim::trace::{AllocReason, TraceEvent, short};
+use crate::sim::trace::{AllocReason, GroupUpdates, TraceEvent, short};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -32,7 +32,7 @@ struct Attempt {
     plan: Plan,
     failed: Vec<String>,
     followups: Vec<Evaluation>,
-    desired_tg_updates: BTreeMap<String, DesiredUpdates>,
+    desired_tg_updates: GroupUpdates,
     reasons: Vec<AllocReason>,
 }
 
@@ -272,7 +272,7 @@ impl Server {
                 Processed {
                     outcome: EvalOutcome {
                         tick: now,
-                        desired_tg_updates: BTreeMap::new(),
+                        desired_tg_updates: GroupUpdates::new(),
                     },
                     reasons: Vec::new(),
                     plan: vec![format!(
@@ -419,7 +419,7 @@ impl Server {
             plan: Plan::default(),
             failed: Vec::new(),
             followups: Vec::new(),
-            desired_tg_updates: BTreeMap::new(),
+            desired_tg_updates: GroupUpdates::new(),
             reasons: Vec::new(),
         });
         let wait_passed = eval.wait_until.is_zero() || time_tick(eval.wait_until) < now;
@@ -627,7 +627,11 @@ impl Server {
             plan,
             failed,
             followups,
-            desired_tg_updates: result.desired_tg_updates.clone(),
+            desired_tg_updates: result
+                .desired_tg_updates
+                .iter()
+                .map(|(group, updates)| (group.clone(), *updates))
+                .collect(),
             reasons,
         }
     }
@@ -654,8 +658,8 @@ impl Server {
                 &stop.followup_eval_id,
             );
         }
-        for alloc in result.disconnect_updates.iter() {
-            plan.write((**alloc).clone());
+        for update in result.disconnect_updates.iter() {
+            plan.write(update.to_alloc());
         }
         if self.rules.persist_reconnect_mark {
             for alloc in result.reconnect_updates.iter() {
@@ -1348,10 +1352,11 @@ impl Server {
                 self.insert_eval(now, blocked, None, out);
             }
         }
-        let mut desired = BTreeMap::new();
-        for group in &job.task_groups {
-            desired.insert(group.name.clone(), updates);
-        }
+        let desired = job
+            .task_groups
+            .iter()
+            .map(|group| (group.name.clone(), updates))
+            .collect();
         (
             status,
             Processed {

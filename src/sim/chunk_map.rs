@@ -7,7 +7,8 @@
 //! ([`super::history`]); with the tables in these maps, those clones share
 //! every chunk the steps in between left alone. Lookups cost about what a
 //! `BTreeMap`'s do (two binary searches), and iteration is in key order.
-//! [`ChunkVec`] does the same for an append-only list.
+//! [`ChunkVec`] does the same for an append-only list; both keep their
+//! items in one chunk core.
 
 use serde::de::{Deserialize, Deserializer};
 use serde::ser::{Serialize, Serializer};
@@ -20,19 +21,101 @@ use std::sync::Arc;
 /// grows past twice this.
 const CHUNK: usize = 32;
 
+/// The part [`ChunkMap`] and [`ChunkVec`] share: items in order, in chunks
+/// behind `Arc`s (a clone copies one pointer per chunk), and their count.
+struct Chunks<T> {
+    chunks: Vec<Arc<Vec<T>>>,
+    len: usize,
+}
+
+/// Every chunk's items in turn.
+type ChunkItems<'a, T> = std::iter::FlatMap<
+    std::slice::Iter<'a, Arc<Vec<T>>>,
+    std::slice::Iter<'a, T>,
+    fn(&'a Arc<Vec<T>>) -> std::slice::Iter<'a, T>,
+>;
+
+impl<T> Clone for Chunks<T> {
+    fn clone(&self) -> Self {
+        Chunks {
+            chunks: self.chunks.clone(),
+            len: self.len,
+        }
+    }
+}
+
+impl<T> Default for Chunks<T> {
+    fn default() -> Self {
+        Chunks {
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<T> Chunks<T> {
+    /// The items in order.
+    fn items<'a>(&'a self) -> ChunkItems<'a, T> {
+        fn chunk_items<T>(chunk: &Arc<Vec<T>>) -> std::slice::Iter<'_, T> {
+            chunk.iter()
+        }
+        let chunk_items: fn(&'a Arc<Vec<T>>) -> std::slice::Iter<'a, T> = chunk_items;
+        self.chunks.iter().flat_map(chunk_items)
+    }
+
+    /// `items` in chunks of `per_chunk` (the last one possibly fewer).
+    fn from_items(items: impl IntoIterator<Item = T>, per_chunk: usize) -> Self {
+        let mut core = Chunks::default();
+        let mut chunk = Vec::with_capacity(per_chunk);
+        for item in items {
+            chunk.push(item);
+            core.len += 1;
+            if chunk.len() == per_chunk {
+                let full = std::mem::replace(&mut chunk, Vec::with_capacity(per_chunk));
+                core.chunks.push(Arc::new(full));
+            }
+        }
+        if !chunk.is_empty() {
+            core.chunks.push(Arc::new(chunk));
+        }
+        core
+    }
+
+    /// Appends `item` to the last chunk, or to a new one (made with room
+    /// for `per_chunk`) when the last holds `per_chunk` already.
+    fn push_last(&mut self, item: T, per_chunk: usize)
+    where
+        T: Clone,
+    {
+        match self.chunks.last_mut() {
+            Some(last) if last.len() < per_chunk => Arc::make_mut(last).push(item),
+            _ => {
+                let mut chunk = Vec::with_capacity(per_chunk);
+                chunk.push(item);
+                self.chunks.push(Arc::new(chunk));
+            }
+        }
+        self.len += 1;
+    }
+}
+
+impl<T: PartialEq> PartialEq for Chunks<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.items().eq(other.items())
+    }
+}
+
 /// A sorted map of chunks shared between clones (see the module docs).
 pub struct ChunkMap<K, V> {
     /// Non-empty sorted chunks; every key of a chunk is below every key of
     /// the next one.
-    chunks: Vec<Arc<Vec<(K, V)>>>,
-    len: usize,
+    core: Chunks<(K, V)>,
 }
 
 impl<K, V> Clone for ChunkMap<K, V> {
     fn clone(&self) -> Self {
         ChunkMap {
-            chunks: self.chunks.clone(),
-            len: self.len,
+            core: self.core.clone(),
         }
     }
 }
@@ -40,8 +123,7 @@ impl<K, V> Clone for ChunkMap<K, V> {
 impl<K, V> Default for ChunkMap<K, V> {
     fn default() -> Self {
         ChunkMap {
-            chunks: Vec::new(),
-            len: 0,
+            core: Chunks::default(),
         }
     }
 }
@@ -54,12 +136,12 @@ impl<K: Ord, V> ChunkMap<K, V> {
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        self.len
+        self.core.len
     }
 
     /// Whether the map is empty.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.core.len == 0
     }
 
     /// The chunk that holds `key` or would: the last one whose first key is
@@ -69,7 +151,8 @@ impl<K: Ord, V> ChunkMap<K, V> {
         K: Borrow<Q>,
         Q: Ord + ?Sized,
     {
-        self.chunks
+        self.core
+            .chunks
             .partition_point(|chunk| chunk[0].0.borrow() <= key)
             .saturating_sub(1)
     }
@@ -81,7 +164,7 @@ impl<K: Ord, V> ChunkMap<K, V> {
         Q: Ord + ?Sized,
     {
         let chunk_idx = self.chunk_for(key);
-        let chunk = self.chunks.get(chunk_idx)?;
+        let chunk = self.core.chunks.get(chunk_idx)?;
         chunk
             .binary_search_by(|(k, _)| k.borrow().cmp(key))
             .ok()
@@ -95,7 +178,7 @@ impl<K: Ord, V> ChunkMap<K, V> {
         Q: Ord + ?Sized,
     {
         let (chunk_idx, entry_idx) = self.find(key)?;
-        Some(&self.chunks[chunk_idx][entry_idx].1)
+        Some(&self.core.chunks[chunk_idx][entry_idx].1)
     }
 
     /// The position of `key` in key order, if present.
@@ -105,13 +188,13 @@ impl<K: Ord, V> ChunkMap<K, V> {
         Q: Ord + ?Sized,
     {
         let (chunk_idx, entry_idx) = self.find(key)?;
-        let before: usize = self.chunks[..chunk_idx].iter().map(|c| c.len()).sum();
+        let before: usize = self.core.chunks[..chunk_idx].iter().map(|c| c.len()).sum();
         Some(before + entry_idx)
     }
 
     /// The entry at position `index` in key order.
     pub fn get_index(&self, mut index: usize) -> Option<(&K, &V)> {
-        for chunk in &self.chunks {
+        for chunk in &self.core.chunks {
             if index < chunk.len() {
                 let (key, value) = &chunk[index];
                 return Some((key, value));
@@ -154,26 +237,26 @@ impl<K: Ord + Clone, V: Clone> ChunkMap<K, V> {
         Q: Ord + ?Sized,
     {
         let (chunk_idx, entry_idx) = self.find(key)?;
-        Some(&mut Arc::make_mut(&mut self.chunks[chunk_idx])[entry_idx].1)
+        Some(&mut Arc::make_mut(&mut self.core.chunks[chunk_idx])[entry_idx].1)
     }
 
     /// Inserts or replaces; returns the old value.
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
-        if self.chunks.is_empty() {
-            self.chunks.push(Arc::new(vec![(key, value)]));
-            self.len = 1;
+        if self.core.chunks.is_empty() {
+            self.core.chunks.push(Arc::new(vec![(key, value)]));
+            self.core.len = 1;
             return None;
         }
         let chunk_idx = self.chunk_for(&key);
-        let chunk = Arc::make_mut(&mut self.chunks[chunk_idx]);
+        let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
         match chunk.binary_search_by(|(k, _)| k.cmp(&key)) {
             Ok(entry_idx) => Some(std::mem::replace(&mut chunk[entry_idx].1, value)),
             Err(entry_idx) => {
                 chunk.insert(entry_idx, (key, value));
-                self.len += 1;
+                self.core.len += 1;
                 if chunk.len() > 2 * CHUNK {
                     let upper = chunk.split_off(chunk.len() / 2);
-                    self.chunks.insert(chunk_idx + 1, Arc::new(upper));
+                    self.core.chunks.insert(chunk_idx + 1, Arc::new(upper));
                 }
                 None
             }
@@ -186,7 +269,7 @@ impl<K: Ord + Clone, V: Clone> ChunkMap<K, V> {
             self.insert(key.clone(), make());
         }
         let (chunk_idx, entry_idx) = self.find(&key).expect("the key was just inserted");
-        &mut Arc::make_mut(&mut self.chunks[chunk_idx])[entry_idx].1
+        &mut Arc::make_mut(&mut self.core.chunks[chunk_idx])[entry_idx].1
     }
 
     /// Removes `key`; returns its value.
@@ -196,29 +279,20 @@ impl<K: Ord + Clone, V: Clone> ChunkMap<K, V> {
         Q: Ord + ?Sized,
     {
         let (chunk_idx, entry_idx) = self.find(key)?;
-        let chunk = Arc::make_mut(&mut self.chunks[chunk_idx]);
+        let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
         let (_, value) = chunk.remove(entry_idx);
         if chunk.is_empty() {
-            self.chunks.remove(chunk_idx);
+            self.core.chunks.remove(chunk_idx);
         }
-        self.len -= 1;
+        self.core.len -= 1;
         Some(value)
     }
 }
 
 /// One entry as a pair of references.
 type EntryRef<'a, K, V> = fn(&'a (K, V)) -> (&'a K, &'a V);
-/// A chunk's entries as pairs of references.
-type ChunkEntries<'a, K, V> = std::iter::Map<std::slice::Iter<'a, (K, V)>, EntryRef<'a, K, V>>;
-
-/// A chunk's entries, from the chunk.
-type ChunkToEntries<'a, K, V> = fn(&'a Arc<Vec<(K, V)>>) -> ChunkEntries<'a, K, V>;
-/// Every chunk's entries in turn.
-type AllEntries<'a, K, V> = std::iter::FlatMap<
-    std::slice::Iter<'a, Arc<Vec<(K, V)>>>,
-    ChunkEntries<'a, K, V>,
-    ChunkToEntries<'a, K, V>,
->;
+/// Every chunk's entries in turn, as pairs of references.
+type AllEntries<'a, K, V> = std::iter::Map<ChunkItems<'a, (K, V)>, EntryRef<'a, K, V>>;
 
 /// The entries of a [`ChunkMap`] in key order.
 pub struct Iter<'a, K, V> {
@@ -255,14 +329,8 @@ impl<'a, K, V> IntoIterator for &'a ChunkMap<K, V> {
         fn pair<K, V>(entry: &(K, V)) -> (&K, &V) {
             (&entry.0, &entry.1)
         }
-        fn entries<K, V>(chunk: &Arc<Vec<(K, V)>>) -> ChunkEntries<'_, K, V> {
-            chunk.iter().map(pair as EntryRef<'_, K, V>)
-        }
         Iter {
-            inner: self
-                .chunks
-                .iter()
-                .flat_map(entries as ChunkToEntries<'a, K, V>),
+            inner: self.core.items().map(pair as EntryRef<'a, K, V>),
         }
     }
 }
@@ -271,22 +339,9 @@ impl<K: Ord, V> FromIterator<(K, V)> for ChunkMap<K, V> {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(entries: I) -> Self {
         // Sorted and deduplicated (the last value wins) as a BTreeMap would.
         let sorted: BTreeMap<K, V> = entries.into_iter().collect();
-        let len = sorted.len();
-        let mut chunks = Vec::new();
-        let mut chunk = Vec::with_capacity(CHUNK);
-        for entry in sorted {
-            chunk.push(entry);
-            if chunk.len() == CHUNK {
-                chunks.push(Arc::new(std::mem::replace(
-                    &mut chunk,
-                    Vec::with_capacity(CHUNK),
-                )));
-            }
+        ChunkMap {
+            core: Chunks::from_items(sorted, CHUNK),
         }
-        if !chunk.is_empty() {
-            chunks.push(Arc::new(chunk));
-        }
-        ChunkMap { chunks, len }
     }
 }
 
@@ -304,12 +359,7 @@ where
 
 impl<K: PartialEq, V: PartialEq> PartialEq for ChunkMap<K, V> {
     fn eq(&self, other: &Self) -> bool {
-        self.len == other.len
-            && self
-                .chunks
-                .iter()
-                .flat_map(|chunk| chunk.iter())
-                .eq(other.chunks.iter().flat_map(|chunk| chunk.iter()))
+        self.core == other.core
     }
 }
 
@@ -336,22 +386,17 @@ impl<'de, K: Ord + Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for C
 /// full chunks are shared between clones, and a push copies at most the
 /// last, partly filled chunk.
 pub struct ChunkVec<T> {
-    chunks: Vec<Arc<Vec<T>>>,
-    len: usize,
+    /// Chunks of `2 * CHUNK` items, the last one possibly partly filled.
+    core: Chunks<T>,
 }
 
 /// The iterator of a [`ChunkVec`].
-pub type ChunkVecIter<'a, T> = std::iter::FlatMap<
-    std::slice::Iter<'a, Arc<Vec<T>>>,
-    std::slice::Iter<'a, T>,
-    fn(&'a Arc<Vec<T>>) -> std::slice::Iter<'a, T>,
->;
+pub type ChunkVecIter<'a, T> = ChunkItems<'a, T>;
 
 impl<T> Clone for ChunkVec<T> {
     fn clone(&self) -> Self {
         ChunkVec {
-            chunks: self.chunks.clone(),
-            len: self.len,
+            core: self.core.clone(),
         }
     }
 }
@@ -359,8 +404,7 @@ impl<T> Clone for ChunkVec<T> {
 impl<T> Default for ChunkVec<T> {
     fn default() -> Self {
         ChunkVec {
-            chunks: Vec::new(),
-            len: 0,
+            core: Chunks::default(),
         }
     }
 }
@@ -373,26 +417,23 @@ impl<T> ChunkVec<T> {
 
     /// Number of items.
     pub fn len(&self) -> usize {
-        self.len
+        self.core.len
     }
 
     /// Whether the list is empty.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.core.len == 0
     }
 
     /// Items in order.
-    pub fn iter<'a>(&'a self) -> ChunkVecIter<'a, T> {
-        fn chunk_iter<T>(chunk: &Arc<Vec<T>>) -> std::slice::Iter<'_, T> {
-            chunk.iter()
-        }
-        let chunk_iter: fn(&'a Arc<Vec<T>>) -> std::slice::Iter<'a, T> = chunk_iter;
-        self.chunks.iter().flat_map(chunk_iter)
+    pub fn iter(&self) -> ChunkVecIter<'_, T> {
+        self.core.items()
     }
 
     /// The item at `index`.
     pub fn get(&self, index: usize) -> Option<&T> {
-        self.chunks
+        self.core
+            .chunks
             .get(index / (2 * CHUNK))
             .and_then(|chunk| chunk.get(index % (2 * CHUNK)))
     }
@@ -401,15 +442,7 @@ impl<T> ChunkVec<T> {
 impl<T: Clone> ChunkVec<T> {
     /// Appends an item.
     pub fn push(&mut self, item: T) {
-        match self.chunks.last_mut() {
-            Some(last) if last.len() < 2 * CHUNK => Arc::make_mut(last).push(item),
-            _ => {
-                let mut chunk = Vec::with_capacity(2 * CHUNK);
-                chunk.push(item);
-                self.chunks.push(Arc::new(chunk));
-            }
-        }
-        self.len += 1;
+        self.core.push_last(item, 2 * CHUNK);
     }
 }
 
@@ -424,17 +457,15 @@ impl<'a, T> IntoIterator for &'a ChunkVec<T> {
 
 impl<T: Clone> FromIterator<T> for ChunkVec<T> {
     fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
-        let mut list = ChunkVec::new();
-        for item in iter {
-            list.push(item);
+        ChunkVec {
+            core: Chunks::from_items(iter, 2 * CHUNK),
         }
-        list
     }
 }
 
 impl<T: PartialEq> PartialEq for ChunkVec<T> {
     fn eq(&self, other: &Self) -> bool {
-        self.len == other.len && self.iter().eq(other.iter())
+        self.core == other.core
     }
 }
 
@@ -448,7 +479,7 @@ impl<T: Serialize> Serialize for ChunkVec<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         // As a `Vec` serializes: the length first, then the items.
         use serde::ser::SerializeSeq;
-        let mut seq = serializer.serialize_seq(Some(self.len))?;
+        let mut seq = serializer.serialize_seq(Some(self.core.len))?;
         for item in self.iter() {
             seq.serialize_element(item)?;
         }

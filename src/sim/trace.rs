@@ -165,7 +165,7 @@ pub enum TraceEvent {
         /// Trigger.
         trigger: String,
         /// The reconciler's result per group.
-        desired_tg_updates: BTreeMap<String, DesiredUpdates>,
+        desired_tg_updates: GroupUpdates,
         /// Per alloc: the set the reconciler put it in and why.
         reasons: Vec<AllocReason>,
         /// The plan in words.
@@ -217,6 +217,123 @@ pub enum TraceEvent {
         /// What is wrong.
         detail: String,
     },
+    /// The leader handled an operator's call (a script's deployment action).
+    Operator {
+        /// RPC name, e.g. `Deployment.Promote`.
+        rpc: String,
+        /// Whether the server accepted it.
+        accepted: bool,
+        /// Outcome in words (Nomad's error text when refused).
+        detail: String,
+    },
+}
+
+/// The `DesiredTGUpdates` of one eval: per group, its counters, sorted by
+/// group name. A plan has one entry per group (usually one), so a sorted
+/// list holds it in a few dozen bytes where a `BTreeMap` node took over a
+/// kilobyte (the history keeps one per processed eval). It serializes,
+/// prints and iterates as the `BTreeMap<String, DesiredUpdates>` it stands for.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct GroupUpdates {
+    /// (group, counters), sorted by group, groups unique.
+    groups: Box<[(String, DesiredUpdates)]>,
+}
+
+impl GroupUpdates {
+    /// No groups.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of groups.
+    pub fn len(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// Whether there are no groups.
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// The counters of `group`.
+    pub fn get(&self, group: &str) -> Option<&DesiredUpdates> {
+        self.groups
+            .binary_search_by(|(name, _)| name.as_str().cmp(group))
+            .ok()
+            .map(|index| &self.groups[index].1)
+    }
+
+    /// (group, counters) in group order.
+    pub fn iter(&self) -> GroupUpdatesIter<'_> {
+        self.groups.iter().map(group_pair)
+    }
+
+    /// The same counters as a `BTreeMap`.
+    pub fn to_map(&self) -> BTreeMap<String, DesiredUpdates> {
+        self.groups.iter().cloned().collect()
+    }
+}
+
+/// A group's entry as a pair of references.
+fn group_pair(entry: &(String, DesiredUpdates)) -> (&String, &DesiredUpdates) {
+    (&entry.0, &entry.1)
+}
+
+/// The iterator of [`GroupUpdates`].
+pub type GroupUpdatesIter<'a> = std::iter::Map<
+    std::slice::Iter<'a, (String, DesiredUpdates)>,
+    fn(&'a (String, DesiredUpdates)) -> (&'a String, &'a DesiredUpdates),
+>;
+
+impl<'a> IntoIterator for &'a GroupUpdates {
+    type Item = (&'a String, &'a DesiredUpdates);
+    type IntoIter = GroupUpdatesIter<'a>;
+
+    fn into_iter(self) -> GroupUpdatesIter<'a> {
+        self.iter()
+    }
+}
+
+impl FromIterator<(String, DesiredUpdates)> for GroupUpdates {
+    fn from_iter<I: IntoIterator<Item = (String, DesiredUpdates)>>(groups: I) -> Self {
+        // Sorted, the last value of a repeated group winning, as a BTreeMap.
+        let map: BTreeMap<String, DesiredUpdates> = groups.into_iter().collect();
+        map.into()
+    }
+}
+
+impl From<BTreeMap<String, DesiredUpdates>> for GroupUpdates {
+    fn from(map: BTreeMap<String, DesiredUpdates>) -> Self {
+        GroupUpdates {
+            groups: map.into_iter().collect(),
+        }
+    }
+}
+
+impl std::ops::Index<&str> for GroupUpdates {
+    type Output = DesiredUpdates;
+
+    fn index(&self, group: &str) -> &DesiredUpdates {
+        self.get(group).expect("no such group")
+    }
+}
+
+impl std::fmt::Debug for GroupUpdates {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for GroupUpdates {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for GroupUpdates {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(BTreeMap::<String, DesiredUpdates>::deserialize(deserializer)?.into())
+    }
 }
 
 /// One alloc's set in a reconciler run, with the reason.
@@ -441,6 +558,19 @@ impl TraceEvent {
                 detail.clone(),
             ),
             TraceEvent::Violation { detail } => ("check".into(), "INVARIANT", detail.clone()),
+            TraceEvent::Operator {
+                rpc,
+                accepted,
+                detail,
+            } => (
+                "server".into(),
+                if *accepted {
+                    "call-accepted"
+                } else {
+                    "call-refused"
+                },
+                format!("{rpc} from operator{}", colon(detail)),
+            ),
         }
     }
 }

@@ -11,6 +11,7 @@ const LESSONS = [
   'disconnect-reconnect-keep-replacement', 'disconnect-reconnect-longest-running',
   'lost-after-expiry', 'issue-12680', 'issue-14925', 'pr-15068-heartbeat-order',
   'pr-15808-register-race', 'issue-10200-preempt-watcher',
+  'rolling-update', 'rolling-update-auto-revert', 'canary-auto-promote',
 ];
 
 let browser;

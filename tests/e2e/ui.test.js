@@ -315,8 +315,14 @@ test('from 1280 px down to a 1024 px laptop the page never scrolls sideways', as
     await overflow('first screen');
     await page.getByTestId('compare-profile').selectOption('1.4.3');
     await stepTo(page, 10);
+    // Below 1280 px the eval queue and the inspector are in the details overlay.
+    if (width < 1280) await page.getByTestId('details-toggle').click();
     await page.locator('.eval-row', { hasText: 'node-update' }).first().click();
     await overflow('compare, eval inspector');
+    if (width < 1280) {
+      await page.keyboard.press('Escape');
+      await page.getByTestId('inspector').waitFor({ state: 'hidden' });
+    }
     await page.getByTestId('script-line-2').getByTestId('script-edit').click();
     await overflow('script editor');
     await page.getByTestId('home').click();

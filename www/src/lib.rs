@@ -6,6 +6,7 @@ mod components;
 pub mod sharing;
 pub mod state;
 pub mod storage;
+pub mod tools;
 pub mod worker;
 
 use components::calls::CallDock;
@@ -37,7 +38,7 @@ pub fn key_action(key: &str, shift: bool) -> Option<Action> {
         ("ArrowLeft", _) | (",", _) => Some(Action::Core(Command::Back)),
         ("Home", _) => Some(Action::Core(Command::Reset)),
         ("End", _) => Some(Action::Core(Command::RunToEnd)),
-        ("Escape", _) => Some(Action::Pause),
+        ("Escape", _) => Some(Action::Escape),
         _ => None,
     }
 }
@@ -71,6 +72,20 @@ pub fn App() -> Html {
         let state = state.clone();
         Callback::from(move |()| state.dispatch(Action::ShowLessons))
     };
+    let show_details = |open: bool| {
+        let state = state.clone();
+        Callback::from(move |_: MouseEvent| state.dispatch(Action::ShowDetails(open)))
+    };
+    // Esc inside the overlay closes it, whatever has the focus there.
+    let on_details_key = {
+        let state = state.clone();
+        Callback::from(move |event: KeyboardEvent| {
+            if event.key() == "Escape" && !event.default_prevented() && state.details_open {
+                event.prevent_default();
+                state.dispatch(Action::ShowDetails(false));
+            }
+        })
+    };
     let message = state.message.as_ref().map(|message| {
         html! {
             <div class="message" role="alert" data-testid="message">{ message }</div>
@@ -93,12 +108,19 @@ pub fn App() -> Html {
                     <CallDock state={state.clone()} />
                     <TraceLog state={state.clone()} />
                 </div>
-                <div class="column-right">
+                <button class="details-toggle" data-testid="details-toggle" aria-expanded={state.details_open.to_string()}
+                        aria-controls="details" onclick={show_details(!state.details_open)}>
+                    { if state.details_open { "Details ▸" } else { "◂ Details" } }
+                </button>
+                <aside id="details" class={classes!("column-right", state.details_open.then_some("open"))}
+                       data-testid="details" aria-label="Details" onkeydown={on_details_key}>
+                    <button class="details-close" data-testid="details-close" aria-label="Close details"
+                            onclick={show_details(false)}>{ "✕ Close" }</button>
                     <LessonCard state={state.clone()} />
                     <EvalQueue state={state.clone()} />
                     <Inspector state={state.clone()} />
                     <ExplorePanel state={state.clone()} />
-                </div>
+                </aside>
             </main>
         },
     };
@@ -147,7 +169,10 @@ mod browser {
                         .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
                     {
                         let tag = target.tag_name().to_ascii_lowercase();
-                        if matches!(tag.as_str(), "input" | "textarea" | "select" | "button") {
+                        // (Esc on a button has no meaning of its own: it still closes the overlay.)
+                        if matches!(tag.as_str(), "input" | "textarea" | "select")
+                            || (tag == "button" && event.key() != "Escape")
+                        {
                             return;
                         }
                     }

@@ -1,6 +1,6 @@
-//! Entry point of the browser app: mounts the Yew root component. The
-//! explore worker (`static/explore-worker.js`) loads the same module, where
-//! there is no window and nothing is mounted.
+//! Entry point of the browser app: mounts the Yew root component (only
+//! where there is a window). The explore worker loads the tools module
+//! (`tools/`), not this one.
 
 fn main() {
     #[cfg(target_arch = "wasm32")]

@@ -83,33 +83,56 @@ pub fn link_action(text: &str) -> Action {
     }
 }
 
-/// The action for a text the user brings in (pasted, picked or dropped,
-/// `name` being the file name or `pasted`): a `v1.` link, a scenario
-/// (format v1), or Nomad API JSON / an HCL jobspec for the importer, whose
-/// warnings are shown after opening. Errors name the input and the field.
-pub fn import_action(name: &str, text: &str) -> Action {
+/// Brings in a text the user pasted, picked or dropped (`name` being the
+/// file name or `pasted`): a `v1.` link, a scenario (format v1), or Nomad
+/// API JSON / an HCL jobspec for the importer, whose warnings are shown
+/// after opening. Errors name the input and the field. The importer lives
+/// in the lazily loaded tools module (`crate::tools`), so that case
+/// dispatches its action when the module answers.
+pub fn import(state: &UseReducerHandle<AppState>, name: &str, text: &str) {
     let trimmed = text.trim_start_matches('\u{feff}').trim();
+    if let Some(action) = direct_import_action(name, trimmed) {
+        state.dispatch(action);
+        return;
+    }
+    let state = state.clone();
+    let name = name.to_string();
+    let text = trimmed.to_string();
+    yew::platform::spawn_local(async move {
+        let imported = crate::tools::import(&name, &text).await;
+        state.dispatch(imported_action(&name, imported));
+    });
+}
+
+/// The action for a link or a scenario, which need no importer; `None` for
+/// anything else.
+pub fn direct_import_action(name: &str, trimmed: &str) -> Option<Action> {
     if trimmed.starts_with("v1.") || (!trimmed.contains('\n') && trimmed.contains("#v")) {
-        return link_action(trimmed);
+        return Some(link_action(trimmed));
     }
     if trimmed.starts_with('{')
         && let Ok(serde_json::Value::Object(map)) = serde_json::from_str(trimmed)
         && map.contains_key("version")
     {
-        return match Playground::load(trimmed, None) {
+        return Some(match Playground::load(trimmed, None) {
             Ok(playground) => Action::Open(Box::new(playground), Vec::new()),
             Err(err) => Action::ShowMessage(format!("could not open {name}: {err}")),
-        };
+        });
     }
-    let imported = match nomad_playground::import::import_text(name, trimmed) {
+    None
+}
+
+/// The action for what the importer answered.
+pub fn imported_action(name: &str, imported: Result<crate::tools::Imported, String>) -> Action {
+    let imported = match imported {
         Ok(imported) => imported,
         Err(err) => return Action::ShowMessage(format!("could not import: {err}")),
     };
-    match Playground::open(imported.scenario, None, 0) {
-        Ok(playground) => Action::Open(
-            Box::new(playground),
-            imported.warnings.iter().map(ToString::to_string).collect(),
-        ),
+    let opened = share::decode_link(&imported.fragment)
+        .map_err(|e| e.to_string())
+        .and_then(|link| Playground::open(link.scenario, None, 0).map_err(|e| e.to_string()));
+    match opened {
+        Ok(playground) => Action::Open(Box::new(playground), imported.warnings),
         Err(err) => Action::ShowMessage(format!("could not import {name}: {err}")),
     }
 }
@@ -121,35 +144,83 @@ pub use browser::{use_autosave, use_file_drop, use_hash_links};
 mod browser {
     //! Browser-only hooks.
 
-    use super::{import_action, link_action, saved};
+    use super::{link_action, saved};
     use crate::state::{AppState, Screen, Session};
     use crate::storage;
+    use std::cell::RefCell;
     use wasm_bindgen::JsCast;
     use yew::prelude::*;
 
-    /// Saves the work after every change (while the playground is open);
-    /// a link in the address bar that no longer matches the work is
-    /// removed, so a reload restores the autosave.
+    /// How long the autosave waits for the work to settle: encoding the
+    /// session into a link costs milliseconds for a big cluster, too much
+    /// for every step of a fast replay or auto-play.
+    const AUTOSAVE_DELAY_MS: u32 = 300;
+
+    /// Saves the work after every change (while the playground is open),
+    /// once no change came for [`AUTOSAVE_DELAY_MS`], and at once when the
+    /// page is hidden or left; a link in the address bar that no longer
+    /// matches the work is removed (checked at once), so a reload restores
+    /// the autosave.
     #[hook]
     pub fn use_autosave(state: UseReducerHandle<AppState>) {
         let last = use_mut_ref(|| None::<Session>);
+        let pending = use_mut_ref(|| None::<Session>);
+        let timer = use_mut_ref(|| None::<gloo::timers::callback::Timeout>);
+        {
+            let (last, pending) = (last.clone(), pending.clone());
+            use_effect_with((), move |_| {
+                let window = gloo::utils::window();
+                let flush = move || save_pending(&last, &pending);
+                let on_hide = flush.clone();
+                let hide =
+                    gloo::events::EventListener::new(&window, "pagehide", move |_| on_hide());
+                let visibility = gloo::events::EventListener::new(
+                    &gloo::utils::document(),
+                    "visibilitychange",
+                    move |_| {
+                        if gloo::utils::document().hidden() {
+                            flush();
+                        }
+                    },
+                );
+                move || drop((hide, visibility))
+            });
+        }
         let session = state.session.clone();
         let screen = state.screen;
         use_effect_with((session, screen), move |(session, screen)| {
             if *screen == Screen::Playground {
-                let replaced = last
-                    .borrow()
-                    .as_ref()
-                    .is_none_or(|old| !old.same_run(session));
-                let saved = saved(&session.get());
-                storage::autosave(&saved, replaced);
-                let hash = storage::hash();
-                if hash.len() > 1 && hash[1..] != saved.fragment {
-                    storage::set_hash("");
+                *pending.borrow_mut() = Some(session.clone());
+                if storage::hash().len() > 1 {
+                    *timer.borrow_mut() = None;
+                    save_pending(&last, &pending);
+                } else {
+                    let (last, pending) = (last.clone(), pending.clone());
+                    *timer.borrow_mut() = Some(gloo::timers::callback::Timeout::new(
+                        AUTOSAVE_DELAY_MS,
+                        move || save_pending(&last, &pending),
+                    ));
                 }
-                *last.borrow_mut() = Some(session.clone());
             }
         });
+    }
+
+    /// Saves the pending session, if any (`last` is the one saved before).
+    fn save_pending(last: &RefCell<Option<Session>>, pending: &RefCell<Option<Session>>) {
+        let Some(session) = pending.borrow_mut().take() else {
+            return;
+        };
+        let replaced = last
+            .borrow()
+            .as_ref()
+            .is_none_or(|old| !old.same_run(&session));
+        let saved = saved(&session.get());
+        storage::autosave(&saved, replaced);
+        let hash = storage::hash();
+        if hash.len() > 1 && hash[1..] != saved.fragment {
+            storage::set_hash("");
+        }
+        *last.borrow_mut() = Some(session);
     }
 
     /// Opens links pasted into the address bar of an open page.
@@ -173,7 +244,7 @@ mod browser {
     pub fn use_file_drop(state: UseReducerHandle<AppState>) {
         use_effect_with((), move |_| {
             let on_file = Callback::from(move |(name, text): (String, String)| {
-                state.dispatch(import_action(&name, &text));
+                super::import(&state, &name, &text);
             });
             let has_files = |event: &web_sys::Event| {
                 event

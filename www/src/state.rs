@@ -82,6 +82,9 @@ pub struct AppState {
     pub warnings: Vec<String>,
     /// Compare mode: the same log under a second profile (run B), stepped with the session.
     pub compare: Option<Session>,
+    /// Whether the details column (lesson, evals, inspector) is open as an
+    /// overlay, on screens too narrow to show it beside the diagram.
+    pub details_open: bool,
 }
 
 /// The screens of the app.
@@ -122,6 +125,10 @@ pub enum Action {
     DismissWarnings,
     /// Start compare mode against a profile, or stop it (`None`).
     CompareWith(Option<String>),
+    /// Open or close the details overlay (narrow screens).
+    ShowDetails(bool),
+    /// Esc: stop auto-play and close the details overlay.
+    Escape,
 }
 
 impl AppState {
@@ -135,6 +142,7 @@ impl AppState {
         self.playing = false;
         self.message = None;
         self.warnings = warnings;
+        self.details_open = false;
     }
 }
 
@@ -155,7 +163,17 @@ impl Reducible for AppState {
                     compare.follow(&next.session);
                 }
             }
-            Action::Select(selection) => next.selection = selection,
+            Action::Select(selection) => {
+                // Selecting something shows it in the inspector, which on a
+                // narrow screen lives in the overlay.
+                next.details_open = selection != Selection::None;
+                next.selection = selection;
+            }
+            Action::ShowDetails(open) => next.details_open = open,
+            Action::Escape => {
+                next.playing = false;
+                next.details_open = false;
+            }
             Action::TogglePlay => next.playing = !next.playing,
             Action::Pause => next.playing = false,
             Action::SetSpeed(speed_ms) => next.speed_ms = speed_ms.clamp(50, 5000),

@@ -1,18 +1,11 @@
-//! Explore mode's Web Worker entry points. `static/explore-worker.js` loads
-//! the same wasm module as the page (the app does not mount there: no
-//! `window`) and drives a core [`Explorer`] through these exports, batch by
-//! batch, so the search never blocks the page. All the search logic is the
-//! core's; this file only keeps the one explorer of the worker and turns
-//! its answers into JSON text for `postMessage`.
+//! The messages between the page and explore mode's Web Worker.
+//! `static/explore-worker.js` loads only the tools module (the `tools`
+//! crate, not this app's wasm) and drives a core explorer through its
+//! exports, batch by batch, so the search never blocks the page; its
+//! answers are these messages as JSON text.
 
-use nomad_playground::explore::{ExploreConfig, ExploreResult, Explorer, Progress};
+use nomad_playground::explore::{ExploreResult, Progress};
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
-use wasm_bindgen::prelude::wasm_bindgen;
-
-thread_local! {
-    static EXPLORER: RefCell<Option<Explorer>> = const { RefCell::new(None) };
-}
 
 /// A message from the worker to the page (the worker script writes the
 /// JSON, with the payloads these exports return).
@@ -61,80 +54,31 @@ pub enum ToWorker {
     Stop,
 }
 
-/// Starts a search; returns an empty string, or why it cannot start.
-#[wasm_bindgen]
-pub fn explore_start(scenario: &str, config: &str) -> String {
-    let config: ExploreConfig = match serde_json::from_str(config) {
-        Ok(config) => config,
-        Err(err) => return format!("bad explore settings: {err}"),
-    };
-    match Explorer::from_json(scenario, config) {
-        Ok(explorer) => {
-            EXPLORER.with(|cell| *cell.borrow_mut() = Some(explorer));
-            String::new()
-        }
-        Err(err) => err.to_string(),
-    }
-}
-
-/// Tries up to `orders` more orders; returns the progress as JSON (`null`
-/// without a search).
-#[wasm_bindgen]
-pub fn explore_batch(orders: u32) -> String {
-    EXPLORER.with(|cell| {
-        let mut explorer = cell.borrow_mut();
-        let progress = explorer
-            .as_mut()
-            .map(|explorer| explorer.run_batch(u64::from(orders)));
-        serde_json::to_string(&progress).unwrap_or_else(|_| "null".to_string())
-    })
-}
-
-/// The result so far as JSON (`null` without a search).
-#[wasm_bindgen]
-pub fn explore_result() -> String {
-    EXPLORER.with(|cell| {
-        let result = cell.borrow().as_ref().map(Explorer::result);
-        serde_json::to_string(&result).unwrap_or_else(|_| "null".to_string())
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const PLAIN: &str = include_str!("../../tests/data/explore/plain-reconnect.json");
-
     #[test]
-    fn the_exports_run_a_search_to_its_result() {
-        let config = r#"{"profile":"1.4.2","max_orders":20,"mode":"random"}"#;
-        assert_eq!(explore_start(PLAIN, config), "");
-        let mut batches = 0;
-        loop {
-            let progress: Progress =
-                serde_json::from_str(&explore_batch(5)).unwrap_or_else(|e| panic!("{e}"));
-            batches += 1;
-            if progress.done {
-                break;
+    fn the_messages_read_the_way_the_worker_script_writes_them() {
+        let message: FromWorker =
+            serde_json::from_str(r#"{"type":"error","run":2,"message":"no module"}"#)
+                .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            message,
+            FromWorker::Error {
+                run: 2,
+                message: "no module".into()
             }
-        }
-        assert!(batches >= 4);
-        let text = format!(
-            r#"{{"type":"done","run":3,"stopped":false,"result":{}}}"#,
-            explore_result()
         );
-        let message: FromWorker = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
-        let FromWorker::Done { run, result, .. } = message else {
-            panic!("not a done message: {message:?}");
+        let start = ToWorker::Start {
+            run: 1,
+            scenario: "{}".into(),
+            config: "{}".into(),
         };
-        assert_eq!(run, 3);
-        assert_eq!(result.orders, 20);
-        assert_eq!(result.profile, "1.4.2");
-    }
-
-    #[test]
-    fn bad_input_is_reported_not_thrown() {
-        assert!(!explore_start("{", "{}").is_empty());
-        assert!(explore_start(PLAIN, "{\"max_orders\":\"x\"}").starts_with("bad explore settings"));
+        let text = serde_json::to_string(&start).unwrap_or_default();
+        assert_eq!(
+            text,
+            r#"{"type":"start","run":1,"scenario":"{}","config":"{}"}"#
+        );
     }
 }

@@ -10,21 +10,41 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The gzipped wasm bundle may not grow past this. The product target is
-/// 400,000 B (issue 5) and is NOT met: 708,941 B at the start of 2026-11-30's
-/// third session, ~742 KB after it (the deployment watcher and the UI's
-/// memoised components). Measured then (twiggy on a build with names): no
-/// custom sections survive wasm-opt; opt-level "s" is 16% larger than "z";
-/// `wasm-opt --converge` saves 0.02% for 2.7x the time. Of the raw bytes:
-/// the core ~33% (sim ~100 KB, reconciler, serde derives), yew ~12%,
-/// BTreeMap/Vec monomorphisations ~12%, the serde crates ~13%, core/fmt ~9%,
-/// www ~7%, data ~9% (a third of it the builtin scenarios). Import, export
-/// (whose fixture read-back through `parse_fixture` pulls in a second set of
-/// deserialisers) and the explore UI alone hold ~25% of the raw bytes, so a
-/// lazily loaded tools module would bring the main bundle to roughly 550 KB:
-/// the target needs that split and a slimmer core. This ceiling is a
-/// ratchet against growth; lower it as size work lands.
-const WASM_GZIP_BUDGET_BYTES: u64 = 755_000;
+/// The gzipped app module (`www_bg.wasm`, the first load) may not grow past
+/// this. The product target is 400,000 B (issue 5) and is NOT met. History:
+/// 708,941 B at the start of 2026-11-30's third session, 742,272 B (1,896,156
+/// raw) at the start of the fourth. In the fourth, import, export and the
+/// explore engine moved to the lazily loaded tools module (`tools/`, below):
+/// 584,158 B (1,529,679 raw) right after the split, 596,976 B (1,562,085
+/// raw) at the end of the session with the UI work that landed meanwhile.
+/// Rejected with measurements: opt-level "s" (+16%), `wasm-opt --converge`
+/// (-0.02% for 2.7x the time), strip / panic=abort (no effect; no custom
+/// section survives wasm-opt). Where the app's bytes are (the code of the
+/// wasm before wasm-opt, 1.73 MB, function names read from its name
+/// section, after the split): BTreeMap/BTreeSet monomorphisations ~10%;
+/// the slice sorts ~7% (26 driftsort instantiations, ~4 KB each before
+/// wasm-opt: every `sort_by_key` closure is its own copy); yew ~11%; the UI
+/// components ~7%; the server ~8%; scenario ~7% (the action deserialiser
+/// 23 KB, and `Action`'s Serialize three times over, ~31 KB, for
+/// `to_value` (links), `to_string` (script view) and `to_string_pretty`
+/// (`scenario::print`)); reconciler ~4%; sim ~4%; serde + serde_json ~11%;
+/// the explore result types ~1% (the page shows them); the link codec with
+/// deflate ~2%; data 150 KB (the builtin scenarios a third). The way to
+/// 400 KB: one sort helper for the sorts that are not hot (or sorting
+/// indices with one comparator type), one Serialize path for `Action`
+/// (through `Value`, with key order kept), a hand-written scenario reader,
+/// and fewer BTreeMap key/value types; yew itself stays ~65 KB gzipped.
+/// This ceiling is a ratchet against growth; lower it as size work lands.
+const WASM_GZIP_BUDGET_BYTES: u64 = 605_000;
+
+/// The gzipped tools module (`tools_bg.wasm`: import, export, the explore
+/// engine; loaded on first use and by the explore worker) may not grow past
+/// this: 545,120 B (1,397,152 raw) when split off, 520,476 B (1,334,472 raw)
+/// once the fixture export stopped reading its output back through
+/// `parse_fixture`'s path-tracking deserialisers. It carries its own copy of
+/// the core (the sim replays the session to export it), so it is not small;
+/// it is only not on the first screen's path.
+const TOOLS_WASM_GZIP_BUDGET_BYTES: u64 = 525_000;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
@@ -172,10 +192,16 @@ fn target_dir(root: &Path) -> PathBuf {
     }
 }
 
+/// The two wasm modules of the dist: the app (`www`), loaded first, and the
+/// tools module (`tools/`: import, export, explore), loaded on first use
+/// and by the explore worker.
+const MODULES: [&str; 2] = ["www", "tools"];
+
 /// Builds the app into `target/dist` and returns that folder.
 fn dist(root: &Path) -> Result<PathBuf> {
     ensure_wasm_target()?;
     ensure_npm(root)?;
+    // One cargo run for both, so they share one build of the core.
     run(cargo().args([
         "build",
         "--profile",
@@ -184,31 +210,44 @@ fn dist(root: &Path) -> Result<PathBuf> {
         "wasm32-unknown-unknown",
         "-p",
         "www",
+        "-p",
+        "tools",
         "--bin",
         "www",
+        "--lib",
     ]))?;
-    let input = target_dir(root).join("wasm32-unknown-unknown/wasm-release/www.wasm");
     let dist_dir = target_dir(root).join("dist");
     if dist_dir.exists() {
         std::fs::remove_dir_all(&dist_dir)?;
     }
     std::fs::create_dir_all(&dist_dir)?;
-    wasm_bindgen_cli_support::Bindgen::new()
-        .input_path(&input)
-        .web(true)?
-        .typescript(false)
-        .omit_default_module_path(false)
-        .out_name("www")
-        .generate(&dist_dir)
-        .context("wasm-bindgen")?;
-    let wasm = dist_dir.join("www_bg.wasm");
-    wasm_opt(root, &wasm);
+    for name in MODULES {
+        let input =
+            target_dir(root).join(format!("wasm32-unknown-unknown/wasm-release/{name}.wasm"));
+        wasm_bindgen_cli_support::Bindgen::new()
+            .input_path(&input)
+            .web(true)?
+            .typescript(false)
+            .omit_default_module_path(false)
+            .out_name(name)
+            .generate(&dist_dir)
+            .with_context(|| format!("wasm-bindgen {name}"))?;
+    }
+    let wasms = MODULES.map(|name| dist_dir.join(format!("{name}_bg.wasm")));
+    // wasm-opt takes minutes per module: both at once.
+    std::thread::scope(|scope| {
+        for wasm in &wasms {
+            scope.spawn(|| wasm_opt(root, wasm));
+        }
+    });
+    for wasm in &wasms {
+        let (raw, gzipped) = wasm_sizes(wasm)?;
+        println!(
+            "dist: {} ({raw} bytes, {gzipped} bytes gzipped)",
+            wasm.display()
+        );
+    }
     copy_dir(&root.join("static"), &dist_dir)?;
-    let (raw, gzipped) = wasm_sizes(&wasm)?;
-    println!(
-        "dist: {} ({raw} bytes, {gzipped} bytes gzipped)",
-        wasm.display()
-    );
     Ok(dist_dir)
 }
 
@@ -394,12 +433,27 @@ fn test(root: &Path) -> Result<()> {
     ]))?;
     check_core_dependencies()?;
     let dist_dir = dist(root)?;
-    let (raw, gzipped) = wasm_sizes(&dist_dir.join("www_bg.wasm"))?;
-    if gzipped > WASM_GZIP_BUDGET_BYTES {
-        bail!(
-            "bundle size check: www_bg.wasm is {gzipped} bytes gzipped ({raw} raw), over the budget of {WASM_GZIP_BUDGET_BYTES}"
+    let mut over = Vec::new();
+    for (name, budget, role) in [
+        ("www", WASM_GZIP_BUDGET_BYTES, "the app, loaded first"),
+        (
+            "tools",
+            TOOLS_WASM_GZIP_BUDGET_BYTES,
+            "import/export/explore, loaded on first use",
+        ),
+    ] {
+        let (raw, gzipped) = wasm_sizes(&dist_dir.join(format!("{name}_bg.wasm")))?;
+        println!(
+            "bundle size check: {name}_bg.wasm ({role}) is {gzipped} bytes gzipped ({raw} raw), budget {budget}"
         );
+        if gzipped > budget {
+            over.push(format!(
+                "{name}_bg.wasm is {gzipped} bytes gzipped, over {budget}"
+            ));
+        }
     }
-    println!("bundle size check: {gzipped} bytes gzipped <= {WASM_GZIP_BUDGET_BYTES}");
+    if !over.is_empty() {
+        bail!("bundle size check: {}", over.join("; "));
+    }
     e2e(root, &dist_dir)
 }

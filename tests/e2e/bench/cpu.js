@@ -12,6 +12,10 @@ const { bigScenario } = require('./big-scenario');
   await page.getByTestId('cluster').waitFor();
   await page.getByTestId('step').click();
   await page.getByTestId('step-counter').filter({ hasText: /^step 1\// }).waitFor();
+  // HIDE=".trace,.sequence" takes panels out of layout and paint, to see what each costs there.
+  if (process.env.HIDE) await page.addStyleTag({ content: `${process.env.HIDE} { display: none !important; }` });
+  // STYLE="css" tries a style change without a rebuild.
+  if (process.env.STYLE) await page.addStyleTag({ content: process.env.STYLE });
   const cdp = await page.context().newCDPSession(page);
   const events = [];
   cdp.on('Tracing.dataCollected', (d) => events.push(...d.value));
@@ -37,6 +41,15 @@ const { bigScenario } = require('./big-scenario');
     if (sums.has(n)) out[n] = +(sums.get(n) / 1000 / N).toFixed(2);
   }
   console.log(JSON.stringify(out));
+  if (process.env.LAYOUT) {
+    // What the layouts of a step touched: dirty and total layout objects, and the layout roots.
+    const layouts = events.filter((e) => e.name === 'Layout' && e.tid === main.tid && e.pid === main.pid && e.ph === 'X');
+    const dirty = layouts.reduce((n, e) => n + ((e.args.beginData || {}).dirtyObjects || 0), 0);
+    const total = layouts.reduce((n, e) => n + ((e.args.beginData || {}).totalObjects || 0), 0);
+    const roots = new Map();
+    for (const e of layouts) for (const r of ((e.args.endData || {}).layoutRoots || [])) roots.set(r.nodeName || '?', (roots.get(r.nodeName || '?') || 0) + 1);
+    console.log(JSON.stringify({ layoutsPerStep: layouts.length / N, dirtyObjectsPerStep: dirty / N, totalObjectsPerStep: total / N, roots: [...roots.entries()].slice(0, 20) }));
+  }
   if (process.env.ALL) console.log([...sums.entries()].sort((a, b) => b[1] - a[1]).slice(0, 30).map(([k, v]) => `${(v / 1000 / N).toFixed(2)} ${k}`).join('\n'));
   await browser.close();
 })();

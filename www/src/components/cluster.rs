@@ -1,7 +1,7 @@
 //! The cluster view: client nodes with their status, link and allocations,
 //! and the Offline zone a node is dragged onto to cut its link.
 
-use crate::state::{Action, AppState, Selection};
+use crate::state::{Action, AppState, Selection, Session};
 use nomad_playground::playground::Command;
 use nomad_playground::view::{AllocView, NodeView};
 use std::sync::Arc;
@@ -45,8 +45,12 @@ pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
     let state = props.state.clone();
     let session = state.session.get();
     let view = session.view();
-    let (online, offline): (Vec<&NodeView>, Vec<&NodeView>) =
-        view.nodes.iter().partition(|node| node.link_up);
+    // Each node with its position in the view's list (where its TTL is looked up).
+    let (online, offline): (Vec<_>, Vec<_>) = view
+        .nodes
+        .iter()
+        .enumerate()
+        .partition(|(_, node): &(usize, &NodeView)| node.link_up);
     let drop_to = |up: bool| {
         let state = state.clone();
         Callback::from(move |event: DragEvent| {
@@ -72,13 +76,14 @@ pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
     // Each card gets only its own part of the selection, so selecting
     // something re-renders the cards it concerns, not all of them.
     let dispatcher = state.dispatcher();
-    let card = |node: &&NodeView| {
+    let card = |(index, node): &(usize, &NodeView)| {
         let selected_alloc = match &state.selection {
             Selection::Alloc(id) if node.allocs.iter().any(|a| &a.id == id) => Some(id.clone()),
             _ => None,
         };
         html! {
-            <NodeCard key={node.id.clone()} node={(*node).clone()} selected={state.selection == Selection::Node(node.id.clone())}
+            <NodeCard key={node.id.clone()} node={(*node).clone()} index={*index}
+                      selected={state.selection == Selection::Node(node.id.clone())}
                       {selected_alloc} dispatcher={dispatcher.clone()} />
         }
     };
@@ -91,30 +96,56 @@ pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
     html! {
         <section class="cluster" data-testid="cluster" aria-label="Client nodes">
             <h2 class="panel-title">{ "Clients" }</h2>
-            <div class="online-zone" data-testid="online-zone" ondragover={allow_drop.clone()} ondrop={drop_to(true)}>
-                { for online.iter().map(&card) }
-            </div>
-            <div class="offline-zone" data-testid="offline-zone" ondragover={allow_drop} ondrop={drop_to(false)}
-                 aria-label="Offline: drop a node here to cut its link to the servers">
-                <div class="offline-label">{ "⊗ Offline — drop a node here to cut its link" }</div>
-                { for offline.iter().map(&card) }
-            </div>
+            // The heartbeat TTLs change at every step, for every node: they read the
+            // session from this context, so a card whose node is otherwise unchanged
+            // is skipped and only its small TTL component renders.
+            <ContextProvider<Session> context={state.session.clone()}>
+                <div class="online-zone" data-testid="online-zone" ondragover={allow_drop.clone()} ondrop={drop_to(true)}>
+                    { for online.iter().map(&card) }
+                </div>
+                <div class="offline-zone" data-testid="offline-zone" ondragover={allow_drop} ondrop={drop_to(false)}
+                     aria-label="Offline: drop a node here to cut its link to the servers">
+                    <div class="offline-label">{ "⊗ Offline — drop a node here to cut its link" }</div>
+                    { for offline.iter().map(&card) }
+                </div>
+            </ContextProvider<Session>>
             <Legend {counts} />
         </section>
     }
 }
 
 /// Properties of [`NodeCard`].
-#[derive(Properties, PartialEq)]
+#[derive(Properties)]
 pub struct NodeCardProps {
-    /// The node.
+    /// The node. Its heartbeat TTL is not part of the card's props (see
+    /// the `PartialEq` below): [`NodeTtl`] draws it.
     pub node: NodeView,
+    /// The node's position in the view's node list (where [`NodeTtl`] looks first).
+    pub index: usize,
     /// Whether the node is selected.
     pub selected: bool,
     /// The selected allocation, when it is on this node.
     pub selected_alloc: Option<String>,
     /// Sends actions to the reducer.
     pub dispatcher: UseReducerDispatcher<AppState>,
+}
+
+impl PartialEq for NodeCardProps {
+    /// Everything but the node's TTL, which changes at every step.
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (&self.node, &other.node);
+        a.id == b.id
+            && a.name == b.name
+            && a.status == b.status
+            && a.link_up == b.link_up
+            && a.eligible == b.eligible
+            && a.draining == b.draining
+            && a.allocs == b.allocs
+            && self.index == other.index
+            && self.selected == other.selected
+            && self.selected_alloc == other.selected_alloc
+            && self.dispatcher == other.dispatcher
+    }
 }
 
 /// One node card. A component of its own so that a step re-renders only the
@@ -171,10 +202,6 @@ pub fn NodeCard(props: &NodeCardProps) -> Html {
         })
     };
     let selected = props.selected;
-    let ttl = node
-        .ttl_left_ms
-        .map(|ms| format!("TTL {:.1}s", ms as f64 / 1000.0))
-        .unwrap_or_default();
     html! {
         <article class={classes!("node", format!("status-{}", node.status), selected.then_some("selected"), (!node.link_up).then_some("link-down"))}
                  data-testid={format!("node-{}", node.id)}
@@ -186,7 +213,7 @@ pub fn NodeCard(props: &NodeCardProps) -> Html {
                 <span class={classes!("status-light", format!("light-{}", node.status))} aria-hidden="true">{ status_glyph(&node.status) }</span>
                 <span class="node-name">{ &node.name }</span>
                 <span class="node-status" data-testid="node-status">{ &node.status }</span>
-                <span class="node-ttl mono" data-testid="node-ttl">{ ttl }</span>
+                <NodeTtl node_id={node.id.clone()} index={props.index} />
             </header>
             <div class="node-flags">
                 <span class={classes!("link", if node.link_up { "link-up" } else { "link-cut" })} data-testid="node-link">
@@ -201,6 +228,35 @@ pub fn NodeCard(props: &NodeCardProps) -> Html {
             <AllocList allocs={node.allocs.clone()} selected={props.selected_alloc.clone()} dispatcher={state.clone()} />
         </article>
     }
+}
+
+/// Properties of [`NodeTtl`].
+#[derive(Properties, PartialEq)]
+pub struct NodeTtlProps {
+    /// The node.
+    pub node_id: String,
+    /// Where the node was in the view's node list when its card rendered.
+    pub index: usize,
+}
+
+/// A node's heartbeat TTL countdown, read from the session in context: the
+/// one part of a card that changes at every step.
+#[component]
+pub fn NodeTtl(props: &NodeTtlProps) -> Html {
+    let session = use_context::<Session>();
+    let ttl = session.and_then(|session| {
+        let playground = session.get();
+        let nodes = &playground.view().nodes;
+        let node = match nodes.get(props.index) {
+            Some(node) if node.id == props.node_id => Some(node),
+            _ => nodes.iter().find(|node| node.id == props.node_id),
+        };
+        node.and_then(|node| node.ttl_left_ms)
+    });
+    let text = ttl
+        .map(|ms| format!("TTL {:.1}s", ms as f64 / 1000.0))
+        .unwrap_or_default();
+    html! { <span class="node-ttl mono" data-testid="node-ttl">{ text }</span> }
 }
 
 /// Properties of [`AllocList`].
@@ -235,18 +291,33 @@ fn alloc_block(alloc: &AllocView, state: &UseReducerDispatcher<AppState>, select
         })
     };
     let stopping = alloc.desired_status != "run";
+    // Deployment facts, only for allocs that have them: `, canary, healthy`.
+    let mut deployment = String::new();
+    if alloc.canary {
+        deployment.push_str(", canary");
+    }
+    if let Some(health) = &alloc.deployment_health {
+        deployment.push_str(", ");
+        deployment.push_str(health);
+    }
     html! {
         <li key={alloc.id.as_str()}>
-            <button class={classes!("alloc", format!("client-{}", alloc.client_status), stopping.then_some("desired-stop"), selected.then_some("selected"))}
+            <button class={classes!("alloc", format!("client-{}", alloc.client_status), stopping.then_some("desired-stop"), selected.then_some("selected"), alloc.canary.then_some("canary"))}
                 data-testid={format!("alloc-{}", alloc.id)}
                 data-client-status={alloc.client_status.clone()}
                 data-desired-status={alloc.desired_status.clone()}
+                data-health={alloc.deployment_health.clone()}
                 onclick={select}
-                aria-label={format!("{} {}, client {}, desired {}, job version {}", alloc.name, alloc.short_id, alloc.client_status, alloc.desired_status, alloc.job_version)}
-                title={format!("{} · {} · client {} · desired {} · v{}", alloc.name, alloc.short_id, alloc.client_status, alloc.desired_status, alloc.job_version)}>
+                aria-label={format!("{} {}, client {}, desired {}, job version {}{deployment}", alloc.name, alloc.short_id, alloc.client_status, alloc.desired_status, alloc.job_version)}
+                title={format!("{} · {} · client {} · desired {} · v{}{deployment}", alloc.name, alloc.short_id, alloc.client_status, alloc.desired_status, alloc.job_version)}>
                 <span class="alloc-glyph" aria-hidden="true">{ alloc_glyph(&alloc.client_status) }</span>
                 <span class="alloc-index">{ format!("[{}]", alloc.name_index) }</span>
                 <span class="alloc-version">{ format!("v{}", alloc.job_version) }</span>
+                { match alloc.deployment_health.as_deref() {
+                    Some("healthy") => html!{ <span class="alloc-health" aria-hidden="true">{ "♥" }</span> },
+                    Some(_) => html!{ <span class="alloc-health unhealthy" aria-hidden="true">{ "♡" }</span> },
+                    None => html!{},
+                } }
                 { if stopping { html!{ <span class="alloc-desired">{ &alloc.desired_status }</span> } } else { html!{} } }
             </button>
         </li>

@@ -64,26 +64,32 @@ impl ExportKind {
     }
 }
 
-/// The text of an export, or why there is none.
-pub fn export_text(
-    playground: &Playground,
+/// The text of an export, or why there is none. The scenario and the
+/// trace are made here; the diagram, the fixture and the issue body by the
+/// lazily loaded tools module (`crate::tools`), which replays the session
+/// from its link fragment.
+pub async fn export_text(
+    fragment: String,
     kind: ExportKind,
-    eval: &str,
+    eval: String,
 ) -> Result<String, String> {
+    if kind == ExportKind::Fixture && eval.is_empty() {
+        return Err("no eval has been processed yet: step until one is".into());
+    }
+    let base = storage::page_base();
+    crate::tools::text("export_text", &[&fragment, kind.id(), &eval, &base]).await
+}
+
+/// The text of an export the page makes itself (`None`: the tools module's).
+pub fn local_export_text(playground: &Playground, kind: ExportKind) -> Option<String> {
     let session = playground.session();
-    Ok(match kind {
-        ExportKind::Scenario => export::scenario_json(&export::session_link(session).scenario),
-        ExportKind::Trace => export::trace_json(&session.trace()),
-        ExportKind::Mermaid => export::mermaid::mermaid(&session.trace()),
-        ExportKind::Fixture => {
-            if eval.is_empty() {
-                return Err("no eval has been processed yet: step until one is".into());
-            }
-            let value = export::fixture::eval_fixture(session, eval).map_err(|e| e.to_string())?;
-            serde_json::to_string_pretty(&value).unwrap_or_default() + "\n"
-        }
-        ExportKind::Issue => export::issue::issue_body(session, &storage::page_base()),
-    })
+    match kind {
+        ExportKind::Scenario => Some(export::scenario_json(
+            &export::session_link(session).scenario,
+        )),
+        ExportKind::Trace => Some(export::trace_json(&session.trace())),
+        ExportKind::Mermaid | ExportKind::Fixture | ExportKind::Issue => None,
+    }
 }
 
 /// Properties of [`ExportPanel`].
@@ -137,8 +143,18 @@ pub fn ExportPanel(props: &ExportPanelProps) -> Html {
         let output = output.clone();
         let eval = eval.clone();
         Callback::from(move |_: MouseEvent| {
-            let text = export_text(&state.session.get(), kind, &eval);
-            output.set(Some((kind, text)));
+            let playground = state.session.get();
+            if let Some(text) = local_export_text(&playground, kind) {
+                output.set(Some((kind, Ok(text))));
+                return;
+            }
+            let fragment = crate::sharing::fragment(&playground);
+            let output = output.clone();
+            let eval = eval.clone();
+            yew::platform::spawn_local(async move {
+                let text = export_text(fragment, kind, eval).await;
+                output.set(Some((kind, text)));
+            });
         })
     };
     let body = match &*output {

@@ -32,14 +32,14 @@ pub fn ImportPanel(props: &ImportPanelProps) -> Html {
         let state = state.clone();
         let text = text.clone();
         Callback::from(move |_: MouseEvent| {
-            state.dispatch(sharing::import_action("pasted", &text));
+            sharing::import(&state, "pasted", &text);
         })
     };
     #[cfg(target_arch = "wasm32")]
     let on_text = {
         let state = state.clone();
         Callback::from(move |(name, text): (String, String)| {
-            state.dispatch(sharing::import_action(&name, &text));
+            sharing::import(&state, &name, &text);
         })
     };
     let on_file = {

@@ -144,6 +144,10 @@ fn alloc_detail(alloc: &AllocView, evals: &[EvalView], state: &UseReducerHandle<
                 <dt>{ "Client status" }</dt><dd data-testid="alloc-client-status">{ &alloc.client_status }</dd>
                 <dt>{ "Desired status" }</dt><dd>{ &alloc.desired_status }</dd>
                 <dt>{ "Job version" }</dt><dd>{ alloc.job_version }</dd>
+                <dt>{ "Deployment health" }</dt>
+                <dd data-testid="alloc-deployment-health">
+                    { alloc.deployment_health.as_deref().unwrap_or("unset") }{ if alloc.canary { " · canary" } else { "" } }
+                </dd>
                 <dt>{ "Node" }</dt><dd><code>{ &alloc.node_id }</code></dd>
                 <dt>{ "Previous" }</dt><dd>{ link(&alloc.previous) }</dd>
                 <dt>{ "Next" }</dt><dd>{ link(&alloc.next) }</dd>

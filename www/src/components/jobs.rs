@@ -1,10 +1,11 @@
 //! The jobs panel: each job's version and groups, with the user's job
-//! actions (new version, scale, stop).
+//! actions (new version, scale, stop), and the job's latest deployment with
+//! the operator's deployment calls (promote, pause, resume, fail).
 
 use crate::state::{Action, AppState};
 use nomad_playground::playground::Command;
 use nomad_playground::scenario::format::Action as ScriptAction;
-use nomad_playground::view::JobView;
+use nomad_playground::view::{DeploymentView, JobView};
 use yew::prelude::*;
 
 /// Properties of [`JobsPanel`].
@@ -69,6 +70,76 @@ fn job_row(job: &JobView, state: &UseReducerHandle<AppState>) -> Html {
                     </div>
                 }
             }) }
+            { for job.deployment.as_ref().map(|deployment| deployment_box(deployment, state)) }
+        </div>
+    }
+}
+
+/// The latest deployment: status and description, one row per group
+/// (placed/desired, healthy, unhealthy, canaries), and the operator's calls
+/// that apply to its status.
+fn deployment_box(deployment: &DeploymentView, state: &UseReducerHandle<AppState>) -> Html {
+    let call = |make: fn(String) -> ScriptAction| {
+        let state = state.clone();
+        let action = make(deployment.id.clone());
+        Callback::from(move |_: MouseEvent| {
+            state.dispatch(Action::Core(Command::Act(action.clone())))
+        })
+    };
+    let status = deployment.status.as_str();
+    let canaries = deployment.groups.iter().any(|g| g.desired_canaries > 0);
+    html! {
+        <div class="deployment" data-testid="deployment" data-status={deployment.status.clone()}
+             aria-label={format!("deployment {} of version {}, {}", deployment.short_id, deployment.job_version, deployment.status)}>
+            <div class="deployment-head">
+                <span>{ "Deployment " }</span><code>{ &deployment.short_id }</code>
+                <span class="mono">{ format!(" v{} ", deployment.job_version) }</span>
+                <span class={classes!("badge", format!("deploy-{status}"))} data-testid="deployment-status">{ status }</span>
+            </div>
+            <p class="deployment-description muted" data-testid="deployment-description">{ &deployment.description }</p>
+            <table class="deployment-groups">
+                <thead><tr>
+                    <th>{ "group" }</th><th title="placed / desired">{ "placed" }</th><th>{ "healthy" }</th><th>{ "unhealthy" }</th>
+                    { if canaries { html! { <th title="placed / desired canaries">{ "canaries" }</th> } } else { html! {} } }
+                </tr></thead>
+                <tbody>
+                    { for deployment.groups.iter().map(|g| html! {
+                        <tr data-testid={format!("deployment-group-{}", g.name)}>
+                            <td>{ &g.name }</td>
+                            <td class="mono" data-testid="deployment-placed">{ format!("{}/{}", g.placed, g.desired) }</td>
+                            <td class="mono" data-testid="deployment-healthy">{ g.healthy }</td>
+                            <td class={classes!("mono", (g.unhealthy > 0).then_some("unhealthy"))} data-testid="deployment-unhealthy">{ g.unhealthy }</td>
+                            { if canaries { html! {
+                                <td class="mono" data-testid="deployment-canaries">
+                                    { format!("{}/{}", g.placed_canaries, g.desired_canaries) }
+                                    { if g.desired_canaries > 0 { if g.promoted { " promoted" } else { " not promoted" } } else { "" } }
+                                </td>
+                            } } else { html! {} } }
+                        </tr>
+                    }) }
+                </tbody>
+            </table>
+            { for deployment.groups.iter().map(|g| html! {
+                <p class="deployment-flags muted">
+                    { format!("{}: progress deadline {}", g.name, g.progress_deadline) }
+                    { g.require_progress_by.as_ref().map(|by| format!(" (progress by {by})")).unwrap_or_default() }
+                    { if g.auto_revert { " · auto_revert" } else { "" } }
+                    { if g.auto_promote { " · auto_promote" } else { "" } }
+                </p>
+            }) }
+            { if deployment.active { html! {
+                <div class="actions" role="group" aria-label="Deployment calls">
+                    { if deployment.needs_promotion { html! {
+                        <button data-testid="deployment-promote" onclick={call(|deployment| ScriptAction::PromoteDeployment { deployment, groups: None })}>{ "Promote" }</button>
+                    } } else { html! {} } }
+                    { if status == "paused" { html! {
+                        <button data-testid="deployment-resume" onclick={call(|deployment| ScriptAction::ResumeDeployment { deployment })}>{ "Resume" }</button>
+                    } } else { html! {
+                        <button data-testid="deployment-pause" onclick={call(|deployment| ScriptAction::PauseDeployment { deployment })}>{ "Pause" }</button>
+                    } } }
+                    <button data-testid="deployment-fail" onclick={call(|deployment| ScriptAction::FailDeployment { deployment })}>{ "Fail" }</button>
+                </div>
+            } } else { html! {} } }
         </div>
     }
 }
