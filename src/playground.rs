@@ -47,6 +47,8 @@ pub const BUILTIN_SCENARIOS: &[BuiltinScenario] = builtin!(
     "rolling-update",
     "rolling-update-auto-revert",
     "canary-auto-promote",
+    "canary-manual-promote",
+    "rolling-update-operator",
 );
 
 /// Looks a built-in scenario up by ID.
@@ -773,6 +775,20 @@ fn seq_event(entry: &TraceEntry, lane: &dyn Fn(&str) -> String) -> Option<SeqEve
         TraceEvent::Link { node, detail } => {
             (lane(node), lane(node), format!("link {detail}"), "note")
         }
+        TraceEvent::Operator {
+            rpc,
+            accepted,
+            detail,
+        } => (
+            "leader".to_string(),
+            "leader".to_string(),
+            if *accepted {
+                format!("✓ operator {rpc}")
+            } else {
+                format!("✕ operator {rpc}: {detail}")
+            },
+            if *accepted { "status" } else { "note" },
+        ),
         _ => return None,
     };
     Some(SeqEventView {

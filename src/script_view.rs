@@ -161,6 +161,10 @@ pub fn narrate(session: &Session) -> String {
                 "{node} → leader {rpc} {}",
                 if *accepted { "accepted" } else { "refused" }
             )),
+            TraceEvent::Operator { rpc, accepted, .. } => Some(format!(
+                "operator → leader {rpc} {}",
+                if *accepted { "accepted" } else { "refused" }
+            )),
             TraceEvent::EvalCreated { trigger, job, .. } => {
                 Some(format!("eval created: {trigger} for {job}"))
             }

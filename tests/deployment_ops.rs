@@ -21,15 +21,11 @@ fn check(scenario: &str) -> String {
     check_under(scenario, "latest")
 }
 
+mod support;
+
 /// [`check`] under `profile`.
 fn check_under(scenario: &str, profile: &str) -> String {
-    let (session, errors) = play(scenario, Some(profile)).unwrap_or_else(|e| panic!("{e}"));
-    let trace = trace_text(&session.trace());
-    let sim = session.sim();
-    assert_eq!(errors, 0, "an action failed:\n{trace}");
-    assert!(sim.assertions.0 > 0, "no assertion ran:\n{trace}");
-    assert_eq!(sim.assertions.1, 0, "an assertion failed:\n{trace}");
-    trace
+    support::checked_trace(scenario, profile)
 }
 
 /// The lines of the trace that contain `needle`.
@@ -412,41 +408,6 @@ fn every_action_name_round_trips_through_a_link() {
         })
         .collect();
     assert_eq!(names, ACTION_NAMES, "every action name, in order");
-}
-
-/// The operator scenarios replay the same: twice the same trace, and a
-/// jump back through checkpoints lands on the straight run's state.
-#[test]
-fn operator_scenarios_are_deterministic_and_replay() {
-    use nomad_playground::sim::history::Session;
-    let state = |s: &Session| serde_json::to_string(s.sim()).expect("serialize");
-    for name in ["canary-manual-promote", "rolling-update-operator"] {
-        let path = format!("{}/scenarios/{name}.json", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(path).expect("scenario");
-        let mut parsed = scenario::parse(&text).expect("parse");
-        parsed.settings = Some(nomad_playground::scenario::format::Settings {
-            checkpoint_every: Some(3),
-            ..Default::default()
-        });
-        let mut straight = Session::new(parsed.clone(), None).expect("load");
-        let mut states = vec![state(&straight)];
-        while straight.cursor() < straight.actions().len() {
-            straight.step();
-            states.push(state(&straight));
-        }
-        let mut again = Session::new(parsed, None).expect("load");
-        again.run_to_end();
-        assert_eq!(
-            trace_text(&again.trace()),
-            trace_text(&straight.trace()),
-            "{name}"
-        );
-        for target in [0, 9, 5, 12, 7] {
-            let target = target.min(states.len() - 1);
-            again.jump(target);
-            assert_eq!(state(&again), states[target], "{name}: jump to {target}");
-        }
-    }
 }
 
 /// A deployment is also found by its ID or an ID prefix (8+ characters),

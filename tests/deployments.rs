@@ -5,18 +5,11 @@
 //! (`shouldFail`, `getDeploymentProgressCutoff`) and
 //! `client/allochealth/tracker.go`.
 
-use nomad_playground::scenario::cli::play;
-use nomad_playground::sim::trace::trace_text;
+mod support;
 
 /// Plays a scenario under `latest`; every assertion must hold. Returns the trace.
 fn check(scenario: &str) -> String {
-    let (session, errors) = play(scenario, Some("latest")).unwrap_or_else(|e| panic!("{e}"));
-    let trace = trace_text(&session.trace());
-    let sim = session.sim();
-    assert_eq!(errors, 0, "an action failed:\n{trace}");
-    assert!(sim.assertions.0 > 0, "no assertion ran:\n{trace}");
-    assert_eq!(sim.assertions.1, 0, "an assertion failed:\n{trace}");
-    trace
+    support::checked_trace(scenario, "latest")
 }
 
 /// The new alloc fails; with a progress deadline and reschedule attempts

@@ -170,3 +170,20 @@ fn a_link_reopens_in_the_playground() {
     let playground = nomad_playground::playground::Playground::load(&json, link.profile.as_deref());
     assert!(playground.is_ok());
 }
+
+/// The operator's deployment calls are notes over the server, refused ones
+/// with Nomad's reason.
+#[test]
+fn mermaid_shows_the_operators_calls() {
+    let session = load("canary-manual-promote.json");
+    let text = mermaid(&session.trace());
+    let refused = text
+        .lines()
+        .find(|l| l.contains("Note over Server: operator Deployment.Promote refused:"))
+        .unwrap_or_else(|| panic!("no refused promotion:\n{text}"));
+    assert!(refused.contains("healthy allocations"), "{refused}");
+    assert!(
+        text.contains("Note over Server: operator Deployment.Promote accepted"),
+        "{text}"
+    );
+}

@@ -5,7 +5,6 @@
 //! `computeReconnecting`, v1.4.2) and `reconcile_util.go` (`filterByTainted`),
 //! and the bugs they caused: hashicorp/nomad#12680 and #14925.
 
-use nomad_playground::fixture::ClusterFixtureInput;
 use nomad_playground::model::ClientStatus;
 use nomad_playground::profile::{Rules, Version};
 use nomad_playground::reconciler::cluster::{ReconcileResult, status};
@@ -17,6 +16,9 @@ use nomad_playground::reconciler::rules::{
 use nomad_playground::server::scheduler::{node_rules, reconciler_rules};
 use serde_json::{Value, json};
 
+mod support;
+use support::{alloc, decision, run};
+
 const NOW: &str = "2026-01-01T12:00:00Z";
 
 fn job(version: u64, count: u32) -> Value {
@@ -24,15 +26,6 @@ fn job(version: u64, count: u32) -> Value {
            "JobModifyIndex": 1 + version,
            "TaskGroups": [{"Name": "web", "Count": count, "MaxClientDisconnect": 3600000000000u64,
                            "Tasks": [{"Name": "t"}]}]})
-}
-
-fn alloc(id: &str, index: u32, node: &str, client: &str, extra: Value) -> Value {
-    let mut a = json!({"ID": id, "Name": format!("j.web[{index}]"), "NodeID": node, "JobID": "j",
-                       "TaskGroup": "web", "ClientStatus": client, "DesiredStatus": "run"});
-    for (k, v) in extra.as_object().expect("object") {
-        a[k] = v.clone();
-    }
-    a
 }
 
 /// A running alloc carrying the client's (sticky) `Reconnected` task event.
@@ -43,26 +36,11 @@ fn reconnected(id: &str, index: u32, node: &str, extra: Value) -> Value {
     alloc(id, index, node, "running", extra)
 }
 
-fn run(input: Value, rules: ReconcilerRules) -> ReconcileResult {
-    let input: ClusterFixtureInput = serde_json::from_value(input).expect("input");
-    input.run(rules)
-}
-
 fn stopped(r: &ReconcileResult, id: &str) -> Option<String> {
     r.stop
         .iter()
         .find(|s| s.alloc.id == id)
         .map(|s| s.status_description.clone())
-}
-
-fn decision<'a>(
-    r: &'a ReconcileResult,
-    id: &str,
-) -> &'a nomad_playground::reconciler::reasons::AllocDecision {
-    r.decisions
-        .iter()
-        .find(|d| d.alloc_id() == id)
-        .expect("decision recorded")
 }
 
 /// #14925: the job moved to version 1; c0 reconnected long ago but still

@@ -127,3 +127,35 @@ fn lesson_narration_adds_the_notes_of_the_assertions_reached() {
         Some("the first deployment completes once every alloc is healthy")
     );
 }
+
+/// canary-manual-promote: the operator's calls reach the sequence diagram
+/// (on the leader's lane, refused with Nomad's reason, then accepted) and
+/// the step narration.
+#[test]
+fn operator_calls_show_in_the_sequence_and_the_narration() {
+    let mut playground = Playground::builtin("canary-manual-promote").expect("lesson loads");
+    let total = playground.session().actions().len();
+    let mut narrated = Vec::new();
+    for step in 1..=total {
+        playground.apply(Command::JumpTo(step));
+        let text = playground.narration();
+        if text.contains("operator → leader Deployment.Promote") {
+            narrated.push(text);
+        }
+    }
+    assert_eq!(narrated.len(), 2, "one refused and one accepted promotion");
+    assert!(narrated[0].contains("refused") && narrated[1].contains("accepted"));
+    let labels: Vec<&str> = playground
+        .view()
+        .sequence
+        .iter()
+        .filter(|e| e.label.contains("operator Deployment.Promote"))
+        .map(|e| {
+            assert_eq!((e.from.as_str(), e.to.as_str()), ("leader", "leader"));
+            e.label.as_str()
+        })
+        .collect();
+    assert_eq!(labels.len(), 2, "{labels:?}");
+    assert!(labels[0].starts_with('✕') && labels[0].contains("healthy allocations"));
+    assert!(labels[1].starts_with('✓'));
+}

@@ -2,14 +2,15 @@
 //! cluster under today's rules and under the older rule, and checks that the
 //! outcome differs the way `docs/nomad-semantics.md` §5 says.
 
-use nomad_playground::fixture::ClusterFixtureInput;
-use nomad_playground::reconciler::cluster::ReconcileResult;
 use nomad_playground::reconciler::reasons::{AllocCategory, ClassifyRule, Decision};
 use nomad_playground::reconciler::rules::{
     DisconnectingReplacement, ExpiredAllocs, ReconcilerRules, ReconnectMarker,
     UnknownOnUntaintedNode,
 };
 use serde_json::{Value, json};
+
+mod support;
+use support::{alloc, decision, run};
 
 const NOW: &str = "2026-01-01T12:00:00Z";
 
@@ -28,32 +29,8 @@ fn job(group_extra: Value) -> Value {
            "TaskGroups": [tg]})
 }
 
-fn alloc(id: &str, index: u32, node: &str, client: &str, extra: Value) -> Value {
-    let mut a = json!({"ID": id, "Name": format!("j.web[{index}]"), "NodeID": node, "JobID": "j",
-                       "TaskGroup": "web", "ClientStatus": client, "DesiredStatus": "run"});
-    for (k, v) in extra.as_object().unwrap() {
-        a[k] = v.clone();
-    }
-    a
-}
-
 fn node(id: &str, status: &str) -> Value {
     json!({"ID": id, "Status": status, "SchedulingEligibility": "eligible"})
-}
-
-fn run(input: Value, rules: ReconcilerRules) -> ReconcileResult {
-    let input: ClusterFixtureInput = serde_json::from_value(input).expect("input");
-    input.run(rules)
-}
-
-fn decision<'a>(
-    r: &'a ReconcileResult,
-    id: &str,
-) -> &'a nomad_playground::reconciler::reasons::AllocDecision {
-    r.decisions
-        .iter()
-        .find(|d| d.alloc_id() == id)
-        .expect("decision recorded")
 }
 
 fn unknown_state(time: &str) -> Value {

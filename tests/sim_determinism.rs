@@ -24,6 +24,8 @@ fn same_seed_same_trace_twice() {
         "rolling-update",
         "rolling-update-auto-revert",
         "canary-auto-promote",
+        "canary-manual-promote",
+        "rolling-update-operator",
     ] {
         let text = scenario_text(name);
         let mut first = Session::load(&text, None).expect("load");
@@ -51,34 +53,50 @@ fn another_seed_changes_the_trace() {
     assert_ne!(trace_text(&a.trace()), trace_text(&b.trace()));
 }
 
+/// Time travel lands on the straight run's state; the operator scenarios
+/// cross deployment writes and their watcher evals.
 #[test]
 fn replay_from_checkpoint_equals_straight_run() {
-    let text = scenario_text("issue-14925");
-    let mut scenario: Scenario = nomad_playground::scenario::parse(&text).expect("parse");
-    // Small checkpoints so that jumps cross several of them.
-    scenario.settings = Some(nomad_playground::scenario::format::Settings {
-        checkpoint_every: Some(3),
-        ..Default::default()
-    });
-    let mut straight = Session::new(scenario.clone(), None).expect("load");
-    let mut states = vec![state_json(&straight)];
-    while straight.cursor() < straight.actions().len() {
-        straight.step();
-        states.push(state_json(&straight));
+    for name in [
+        "issue-14925",
+        "canary-manual-promote",
+        "rolling-update-operator",
+    ] {
+        let text = scenario_text(name);
+        let mut scenario: Scenario = nomad_playground::scenario::parse(&text).expect("parse");
+        // Small checkpoints so that jumps cross several of them.
+        scenario.settings = Some(nomad_playground::scenario::format::Settings {
+            checkpoint_every: Some(3),
+            ..Default::default()
+        });
+        let mut straight = Session::new(scenario.clone(), None).expect("load");
+        let mut states = vec![state_json(&straight)];
+        while straight.cursor() < straight.actions().len() {
+            straight.step();
+            states.push(state_json(&straight));
+        }
+        let full_trace = trace_text(&straight.trace());
+        let mut travel = Session::new(scenario, None).expect("load");
+        travel.run_to_end();
+        for target in [0, 7, 2, 11, 5, 1, 9, 4, 12] {
+            let target = target.min(states.len() - 1);
+            travel.jump(target);
+            assert_eq!(travel.cursor(), target, "{name}");
+            assert_eq!(
+                state_json(&travel),
+                states[target],
+                "{name}: jump to {target}"
+            );
+        }
+        travel.back();
+        travel.jump(usize::MAX);
+        assert_eq!(
+            state_json(&travel),
+            *states.last().expect("states"),
+            "{name}"
+        );
+        assert_eq!(trace_text(&travel.trace()), full_trace, "{name}");
     }
-    let full_trace = trace_text(&straight.trace());
-    let mut travel = Session::new(scenario, None).expect("load");
-    travel.run_to_end();
-    for target in [0, 7, 2, 11, 5, 1, 9, 4] {
-        let target = target.min(states.len() - 1);
-        travel.jump(target);
-        assert_eq!(travel.cursor(), target);
-        assert_eq!(state_json(&travel), states[target], "jump to {target}");
-    }
-    travel.back();
-    travel.jump(usize::MAX);
-    assert_eq!(state_json(&travel), *states.last().expect("states"));
-    assert_eq!(trace_text(&travel.trace()), full_trace);
 }
 
 #[test]

@@ -216,6 +216,18 @@ pub fn mermaid(entries: &[TraceEntry]) -> String {
                     clean(&updates.join(", "))
                 ))
             }
+            TraceEvent::Operator {
+                rpc,
+                accepted,
+                detail,
+            } => Some(if *accepted {
+                format!("Note over Server: operator {rpc} accepted")
+            } else {
+                format!(
+                    "Note over Server: operator {rpc} refused: {}",
+                    clean(detail)
+                )
+            }),
             TraceEvent::PlanRejected { node, reason } => Some(format!(
                 "Note over Scheduler: plan for {} rejected: {}",
                 clean(node),

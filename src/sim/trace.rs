@@ -422,11 +422,7 @@ impl TraceEvent {
                 detail,
             } => (
                 "server".into(),
-                if *accepted {
-                    "call-accepted"
-                } else {
-                    "call-refused"
-                },
+                call_outcome(*accepted),
                 format!("#{call} {rpc} from {node}{}", colon(detail)),
             ),
             TraceEvent::Reply {
@@ -564,14 +560,19 @@ impl TraceEvent {
                 detail,
             } => (
                 "server".into(),
-                if *accepted {
-                    "call-accepted"
-                } else {
-                    "call-refused"
-                },
+                call_outcome(*accepted),
                 format!("{rpc} from operator{}", colon(detail)),
             ),
         }
+    }
+}
+
+/// The trace kind of a handled call: a client's or the operator's.
+fn call_outcome(accepted: bool) -> &'static str {
+    if accepted {
+        "call-accepted"
+    } else {
+        "call-refused"
     }
 }
 

@@ -12,6 +12,7 @@ const LESSONS = [
   'lost-after-expiry', 'issue-12680', 'issue-14925', 'pr-15068-heartbeat-order',
   'pr-15808-register-race', 'issue-10200-preempt-watcher',
   'rolling-update', 'rolling-update-auto-revert', 'canary-auto-promote',
+  'canary-manual-promote', 'rolling-update-operator',
 ];
 
 let browser;
