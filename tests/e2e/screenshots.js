@@ -68,6 +68,15 @@ async function main() {
       await shoot(page, 'eval-inspector');
       await context.close();
     }
+    // A canary deployment waiting for the operator: the jobs panel's deployment box with its
+    // per-group counts and the Promote button, the canary's corner on its alloc block.
+    {
+      const { page, context } = await openLesson(browser, 'canary-manual-promote', null, light);
+      await stepTo(page, 8);
+      await page.getByTestId('job-web').getByTestId('deployment').and(page.locator('[data-status="running"]')).waitFor();
+      await shoot(page, 'deployment', 'jobs');
+      await context.close();
+    }
     // Compare: 1.4.2 against 1.4.3 once the runs have parted, then the same in the dark theme.
     {
       const { page, context } = await openLesson(browser, 'pr-15068-heartbeat-order', '1.4.2', light);
