@@ -267,3 +267,25 @@ test('every export gives the expected kind of text, the same as the CLI', async 
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('when the tools module cannot load, the export panel says so and keeps working, and a later try loads it', async () => {
+  const { page, errors, context } = await openPage(browser);
+  await openLesson(page, 'issue-12680', '1.4.2', 0);
+  let blocked = true;
+  await context.route('**/tools*', (route) => (blocked ? route.abort() : route.continue()));
+  await page.getByTestId('export-toggle').click();
+  await page.getByTestId('export-mermaid').click();
+  const error = page.getByTestId('export-error');
+  await error.waitFor();
+  assert.match(await error.textContent(), /could not load the tools module/);
+  // The scenario export is made on the page, without the tools module.
+  await page.getByTestId('export-scenario').click();
+  await page.getByTestId('export-kind').and(page.locator('[data-kind="scenario"]')).waitFor();
+  assert.equal(JSON.parse(await page.getByTestId('export-text').inputValue()).version, 1);
+  blocked = false;
+  await page.getByTestId('export-mermaid').click();
+  await page.getByTestId('export-kind').and(page.locator('[data-kind="mermaid"]')).waitFor();
+  assert.match(await page.getByTestId('export-text').inputValue(), /^sequenceDiagram\n/);
+  assert.deepEqual(errors.filter((e) => e.startsWith('pageerror')), []);
+  await context.close();
+});
