@@ -580,27 +580,37 @@ impl Server {
         previous: &str,
         out: &mut Vec<ServerEffect>,
     ) -> String {
+        let eval = Evaluation {
+            node_id: node.to_string(),
+            wait_until: wait_until.map_or(Time::ZERO, tick_time),
+            previous_eval: previous.to_string(),
+            ..self.pending_eval(now, job, trigger)
+        };
+        let id = eval.id.clone();
+        self.insert_eval(now, eval, wait_until, out);
+        id
+    }
+
+    /// A new pending eval for `job`, with a fresh ID and index, in the job's
+    /// namespace and at its priority: callers fill in what their trigger adds
+    /// (the node, the deployment, a wait or a previous eval).
+    pub fn pending_eval(&mut self, now: Tick, job: &Job, trigger: &str) -> Evaluation {
         let id = self.new_id();
         let index = self.bump_index();
-        let eval = Evaluation {
-            id: id.clone(),
-            namespace: "default".to_string(),
+        Evaluation {
+            id,
+            namespace: job.namespace.clone(),
             priority: job.priority,
             eval_type: job.job_type.as_str().to_string(),
             triggered_by: trigger.to_string(),
             job_id: job.id.clone(),
-            node_id: node.to_string(),
             status: crate::model::EvalStatus::Pending,
-            wait_until: wait_until.map_or(Time::ZERO, tick_time),
-            previous_eval: previous.to_string(),
             create_index: index,
             modify_index: index,
             create_time: tick_time(now),
             modify_time: tick_time(now),
             ..Evaluation::default()
-        };
-        self.insert_eval(now, eval, wait_until, out);
-        id
+        }
     }
 
     /// Stores an eval and hands it to the broker.

@@ -22,7 +22,7 @@ pub mod operator;
 
 use super::{JobRecord, Server, ServerEffect, tick_time, time_tick};
 use crate::model::{
-    Allocation, Deployment, DeploymentStatus, DesiredTransition, EvalStatus, Evaluation, Job, Time,
+    Allocation, Deployment, DeploymentStatus, DesiredTransition, EvalStatus, Job, Time,
     deployment::description,
 };
 use crate::sim::queue::Tick;
@@ -651,28 +651,13 @@ impl Server {
         else {
             return;
         };
-        let id = self.new_id();
-        let index = self.bump_index();
-        let priority = if deployment.eval_priority == 0 {
-            job.priority
-        } else {
-            deployment.eval_priority
-        };
-        let eval = Evaluation {
-            id,
-            namespace: job.namespace.clone(),
-            priority,
-            eval_type: job.job_type.as_str().to_string(),
-            triggered_by: TRIGGER_DEPLOYMENT_WATCHER.to_string(),
-            job_id: job.id.clone(),
-            deployment_id: deployment.id.clone(),
-            status: EvalStatus::Pending,
-            create_index: index,
-            modify_index: index,
-            create_time: tick_time(now),
-            modify_time: tick_time(now),
-            ..Evaluation::default()
-        };
+        let mut eval = self.pending_eval(now, &job, TRIGGER_DEPLOYMENT_WATCHER);
+        // The watcher's evals run at the priority the deployment was created
+        // with when it carries one.
+        if deployment.eval_priority != 0 {
+            eval.priority = deployment.eval_priority;
+        }
+        eval.deployment_id = deployment.id.clone();
         self.insert_eval(now, eval, None, out);
     }
 

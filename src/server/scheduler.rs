@@ -485,23 +485,13 @@ impl Server {
         job: &Job,
         trigger: &str,
     ) -> Evaluation {
-        let id = self.new_id();
-        let index = self.bump_index();
         Evaluation {
-            id,
-            namespace: job.namespace.clone(),
             priority: eval.priority,
             eval_type: eval.eval_type.clone(),
-            triggered_by: trigger.to_string(),
-            job_id: job.id.clone(),
             status: EvalStatus::Blocked,
             status_description: "created to place remaining allocations".to_string(),
             previous_eval: eval.id.clone(),
-            create_index: index,
-            modify_index: index,
-            create_time: tick_time(now),
-            modify_time: tick_time(now),
-            ..Evaluation::default()
+            ..self.pending_eval(now, job, trigger)
         }
     }
 
