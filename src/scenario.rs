@@ -111,6 +111,20 @@ pub fn print(scenario: &Scenario) -> String {
     text
 }
 
+/// Reads a scenario nested in another document (serde's
+/// `deserialize_with`) through a `serde_json::Value`. Code size: a scenario
+/// inside a buffered document (an internally tagged enum, such as the
+/// explore worker's messages) would otherwise compile the whole scenario
+/// reader once more for serde's private buffer type; this way it shares the
+/// `Value` reader the script actions already use. The result is the same.
+pub fn deserialize_nested<'de, D>(deserializer: D) -> Result<Scenario, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let value = <serde_json::Value as serde::Deserialize>::deserialize(deserializer)?;
+    serde_json::from_value(value).map_err(serde::de::Error::custom)
+}
+
 fn valid_profile(name: &str) -> bool {
     crate::profile::profile(name).is_some()
 }
@@ -283,7 +297,9 @@ fn validate_action(
             validate_job(job, &format!("{path}.job"), nodes)?;
             jobs.insert(job.id.clone());
         }
-        Action::UpdateJob { job, .. } | Action::StopJob { job } if !jobs.contains(job) => {
+        Action::UpdateJob { job, .. } | Action::StopJob { job } | Action::RevertJob { job, .. }
+            if !jobs.contains(job) =>
+        {
             return Err(invalid(
                 format!("{path}.job"),
                 format!("unknown job {job:?}"),

@@ -246,6 +246,15 @@ pub enum ServerInput {
         /// Job ID.
         job: String,
     },
+    /// The operator's `Job.Revert`.
+    RevertJob {
+        /// Job ID.
+        job: String,
+        /// The version to register again.
+        version: u64,
+        /// `EnforcePriorVersion`.
+        enforce_prior_version: Option<u64>,
+    },
     /// Drain a node or cancel the drain.
     Drain {
         /// Node.
@@ -371,6 +380,11 @@ impl Server {
             ServerInput::ProcessEval { eval } => self.process_eval(now, eval, &mut out),
             ServerInput::RegisterJob { spec } => self.register_job(now, spec, &mut out),
             ServerInput::StopJob { job } => self.stop_job(now, &job, &mut out),
+            ServerInput::RevertJob {
+                job,
+                version,
+                enforce_prior_version,
+            } => self.revert_job_call(now, &job, version, enforce_prior_version, &mut out),
             ServerInput::Drain { node, enable } => self.drain_node(now, &node, enable, &mut out),
             ServerInput::Gc => self.gc(&mut out),
             ServerInput::Eligibility { node, eligible } => {

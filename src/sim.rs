@@ -799,6 +799,15 @@ impl Sim {
                 self.server_input(ServerInput::RegisterJob { spec });
             }
             Action::StopJob { job } => self.server_input(ServerInput::StopJob { job: job.clone() }),
+            Action::RevertJob {
+                job,
+                version,
+                enforce_prior_version,
+            } => self.server_input(ServerInput::RevertJob {
+                job: job.clone(),
+                version: *version,
+                enforce_prior_version: *enforce_prior_version,
+            }),
             Action::DrainNode { node, enable } => {
                 self.need_node(node)?;
                 self.server_input(ServerInput::Drain {

@@ -348,6 +348,7 @@ fn sample_action(name: &str) -> serde_json::Value {
         "register_job" => json!({"job": job}),
         "update_job" => json!({"job": "web", "count": 3}),
         "stop_job" => json!({"job": "web"}),
+        "revert_job" => json!({"job": "web", "version": 0, "enforce_prior_version": 1}),
         "drain_node" => json!({"node": "a", "enable": true}),
         "set_eligibility" => json!({"node": "a", "eligible": false}),
         "heartbeat" | "get_allocs" | "register" | "link_down" | "link_up" | "release" => {

@@ -22,6 +22,7 @@ pub const ACTION_NAMES: &[&str] = &[
     "register_job",
     "update_job",
     "stop_job",
+    "revert_job",
     "drain_node",
     "set_eligibility",
     "heartbeat",
@@ -133,6 +134,11 @@ pub fn action_from_value(value: Value) -> Result<Action, String> {
         },
         "stop_job" => Action::StopJob {
             job: f.string("job")?,
+        },
+        "revert_job" => Action::RevertJob {
+            job: f.string("job")?,
+            version: f.req("version")?,
+            enforce_prior_version: f.opt("enforce_prior_version")?,
         },
         "drain_node" => Action::DrainNode {
             node: f.string("node")?,
@@ -294,6 +300,16 @@ mod tests {
                 config: None,
             },
             Action::StopJob { job: s("web") },
+            Action::RevertJob {
+                job: s("web"),
+                version: 0,
+                enforce_prior_version: Some(1),
+            },
+            Action::RevertJob {
+                job: s("web"),
+                version: 2,
+                enforce_prior_version: None,
+            },
             Action::DrainNode {
                 node: n(),
                 enable: Some(false),

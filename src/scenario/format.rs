@@ -358,6 +358,19 @@ pub enum Action {
         /// Job ID.
         job: String,
     },
+    /// The operator reverts a job to an earlier version (`Job.Revert`,
+    /// `nomad job revert`): that version's spec is registered as a new,
+    /// not yet stable, version.
+    RevertJob {
+        /// Job ID.
+        job: String,
+        /// The version whose spec is registered again.
+        version: u64,
+        /// Refuse the revert unless the job is at this version
+        /// (`-check-index`'s version form, `EnforcePriorVersion`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        enforce_prior_version: Option<u64>,
+    },
     /// Start or cancel draining a node.
     DrainNode {
         /// Node ID.

@@ -1,7 +1,8 @@
 //! Jobs on the server: turning a scenario job spec into Nomad's `Job`
-//! (with Nomad's defaults), registering new versions and stopping jobs.
-//! Each registration creates a `job-register` eval, a stop a
-//! `job-deregister` eval (Nomad's `nomad/job_endpoint.go`).
+//! (with Nomad's defaults), registering new versions, reverting to an old
+//! one (`Job.Revert`) and stopping jobs. Each registration (a revert is
+//! one) creates a `job-register` eval, a stop a `job-deregister` eval
+//! (Nomad's `nomad/job_endpoint.go`).
 
 use super::{JobRecord, Server, ServerEffect};
 use crate::model::{
@@ -217,6 +218,55 @@ impl Server {
             detail,
         }));
         self.create_eval(now, &job, "job-register", "", None, "", out);
+    }
+
+    /// The operator's `Job.Revert`: checked as Nomad's endpoint checks it,
+    /// then the spec of `version` goes through `Job.Register` (a new
+    /// version, not stable, and a `job-register` eval). A refused call
+    /// changes nothing and is traced with Nomad's error text.
+    pub(super) fn revert_job_call(
+        &mut self,
+        now: Tick,
+        job_id: &str,
+        version: u64,
+        enforce_prior_version: Option<u64>,
+        out: &mut Vec<ServerEffect>,
+    ) {
+        let checked = match self.state.jobs.get(job_id) {
+            None => Err(format!("job {job_id:?} not found")),
+            Some(record) if record.job.version == version => {
+                Err("can't revert to current version".to_string())
+            }
+            Some(record) => match record.specs.get(&version) {
+                None => Err(format!(
+                    "job {job_id:?} in namespace {:?} at version {version} not found",
+                    record.job.namespace
+                )),
+                Some(_) if enforce_prior_version.is_some_and(|v| v != record.job.version) => {
+                    Err(format!(
+                        "Current job has version {}; enforcing version {}",
+                        record.job.version,
+                        enforce_prior_version.unwrap_or_default()
+                    ))
+                }
+                Some(spec) => Ok(JobSpec::clone(spec)),
+            },
+        };
+        let (accepted, detail) = match &checked {
+            Ok(_) => (
+                true,
+                format!("reverting {job_id} to the spec of version {version}"),
+            ),
+            Err(refusal) => (false, refusal.clone()),
+        };
+        out.push(ServerEffect::Trace(TraceEvent::Operator {
+            rpc: "Job.Revert".to_string(),
+            accepted,
+            detail,
+        }));
+        if let Ok(spec) = checked {
+            self.register_job(now, spec, out);
+        }
     }
 
     /// Stops a job and creates its deregister eval.
