@@ -112,6 +112,10 @@ pub struct JobRecord {
     pub job: Arc<Job>,
     /// Scenario spec per job version (resources, constraints, task config).
     pub specs: BTreeMap<u64, Arc<JobSpec>>,
+    /// The versions that are stopped (`Stop` set): Nomad's deregister
+    /// writes a stopped copy of the job as a new version.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub stopped_versions: BTreeSet<u64>,
 }
 
 impl JobRecord {

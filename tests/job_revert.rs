@@ -74,19 +74,38 @@ fn revert_registers_the_old_spec_as_a_new_version() {
     assert_ne!(record.specs[&2], record.specs[&1]);
 }
 
-/// A stopped job is started again by reverting to a version that ran.
+/// Stopping writes a stopped copy of the job as a new version (Nomad's
+/// deregister without purge). Reverting to a version that ran starts the
+/// job again; reverting to the stopped version stops it again.
 #[test]
 fn revert_restarts_a_stopped_job() {
-    support::checked_trace(
+    let trace = support::checked_trace(
         &web(r#"{"action": "stop_job", "job": "web"},
+    {"action": "assert", "checks": [{"job": "web", "job_version": 2}]},
     {"action": "advance", "by": "30s"},
     {"action": "assert", "checks": [
       {"count": {"job": "web", "desired_status": "run"}, "equals": 0}]},
     {"action": "revert_job", "job": "web", "version": 0},
     {"action": "advance", "by": "30s"},
     {"action": "assert", "checks": [
-      {"count": {"job": "web", "client_status": "running", "desired_status": "run", "job_version": 2}, "equals": 2}]}"#),
+      {"count": {"job": "web", "client_status": "running", "desired_status": "run", "job_version": 3}, "equals": 2}]},
+    {"action": "revert_job", "job": "web", "version": 2},
+    {"action": "assert", "checks": [{"job": "web", "job_version": 4}]},
+    {"action": "advance", "by": "30s"},
+    {"action": "assert", "checks": [
+      {"count": {"job": "web", "desired_status": "run"}, "equals": 0}]}"#),
         "latest",
+    );
+    assert_eq!(lines_with(&trace, "web v2 stopped").len(), 1, "{trace}");
+    assert_eq!(
+        lines_with(&trace, "web v3 updated to version 3").len(),
+        1,
+        "{trace}"
+    );
+    assert_eq!(
+        lines_with(&trace, "web v4 updated to version 4, stopped").len(),
+        1,
+        "{trace}"
     );
 }
 

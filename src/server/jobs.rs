@@ -12,7 +12,7 @@ use crate::model::{
 use crate::scenario::format::{GroupSpec, JobSpec};
 use crate::sim::queue::Tick;
 use crate::sim::trace::TraceEvent;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// Nomad's default reschedule policy for a job type.
@@ -167,13 +167,26 @@ pub fn tasks_differ(old: &GroupSpec, new: &GroupSpec) -> bool {
 impl Server {
     /// Registers a job or a new version of it, and creates its eval.
     pub(super) fn register_job(&mut self, now: Tick, spec: JobSpec, out: &mut Vec<ServerEffect>) {
+        self.register_version(now, spec, false, out);
+    }
+
+    /// `Job.Register` of `spec`, stopped or not: a new version unless the
+    /// job is unchanged, then the `job-register` eval.
+    fn register_version(
+        &mut self,
+        now: Tick,
+        spec: JobSpec,
+        stop: bool,
+        out: &mut Vec<ServerEffect>,
+    ) {
         let mut job = build_job(&spec);
+        job.stop = stop;
         let index = self.bump_index();
         let detail;
         match self.state.jobs.get(&spec.id) {
             Some(existing) => {
                 let old = &existing.job;
-                let unchanged = !old.stop
+                let unchanged = old.stop == stop
                     && existing
                         .specs
                         .get(&old.version)
@@ -199,7 +212,7 @@ impl Server {
         }
         job.modify_index = index;
         job.job_modify_index = index;
-        job.status = "running".to_string();
+        job.status = if stop { "dead" } else { "running" }.to_string();
         let version = job.version;
         let job = Arc::new(job);
         let record = self
@@ -209,13 +222,21 @@ impl Server {
             .or_insert_with(|| JobRecord {
                 job: Arc::clone(&job),
                 specs: BTreeMap::new(),
+                stopped_versions: BTreeSet::new(),
             });
         record.job = Arc::clone(&job);
         record.specs.insert(version, Arc::new(spec.clone()));
+        if stop {
+            record.stopped_versions.insert(version);
+        }
         out.push(ServerEffect::Trace(TraceEvent::Job {
             job: spec.id.clone(),
             version,
-            detail,
+            detail: if stop {
+                format!("{detail}, stopped")
+            } else {
+                detail
+            },
         }));
         self.create_eval(now, &job, "job-register", "", None, "", out);
     }
@@ -249,7 +270,10 @@ impl Server {
                         enforce_prior_version.unwrap_or_default()
                     ))
                 }
-                Some(spec) => Ok(JobSpec::clone(spec)),
+                Some(spec) => Ok((
+                    JobSpec::clone(spec),
+                    record.stopped_versions.contains(&version),
+                )),
             },
         };
         let (accepted, detail) = match &checked {
@@ -264,12 +288,16 @@ impl Server {
             accepted,
             detail,
         }));
-        if let Ok(spec) = checked {
-            self.register_job(now, spec, out);
+        // A stopped version is registered stopped, as Nomad copies `Stop`
+        // with the rest of the job.
+        if let Ok((spec, stop)) = checked {
+            self.register_version(now, spec, stop, out);
         }
     }
 
-    /// Stops a job and creates its deregister eval.
+    /// Stops a job and creates its deregister eval. Like Nomad's
+    /// deregister (without purge), it writes a stopped copy of the job as a
+    /// new version, so that `Job.Revert` can start it again.
     pub(super) fn stop_job(&mut self, now: Tick, job_id: &str, out: &mut Vec<ServerEffect>) {
         let index = self.bump_index();
         let Some(record) = self.state.jobs.get_mut(job_id) else {
@@ -277,9 +305,15 @@ impl Server {
         };
         let mut job = (*record.job).clone();
         job.stop = true;
+        job.version += 1;
         job.modify_index = index;
+        job.job_modify_index = index;
         job.status = "dead".to_string();
         let job = Arc::new(job);
+        if let Some(spec) = record.spec(record.job.version).cloned() {
+            record.specs.insert(job.version, spec);
+        }
+        record.stopped_versions.insert(job.version);
         record.job = Arc::clone(&job);
         out.push(ServerEffect::Trace(TraceEvent::Job {
             job: job_id.to_string(),
