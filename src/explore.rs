@@ -31,7 +31,8 @@
 //! scenario that replays through [`crate::sim::history::Session`].
 //!
 //! The search is exhaustive (depth-first, pruning states whose canonical
-//! [`fingerprint`] was already seen at the same or a smaller depth) when
+//! [`fingerprint`] was already seen at the same or a smaller depth, with
+//! the sound partial-order reduction of [`reduction`]) when
 //! the space fits the budget; otherwise it continues by seeded random
 //! sampling and reports Knuth's estimate of the space's size.
 //!
@@ -46,6 +47,7 @@
 pub mod cli;
 pub mod fingerprint;
 pub mod invariant;
+pub mod reduction;
 
 use crate::profile::Profile;
 use crate::scenario::format::{Action, Scenario};
@@ -56,6 +58,7 @@ use crate::sim::rng::Rng;
 use crate::sim::{Event, Sim};
 use fingerprint::{Fingerprint, fingerprint};
 use invariant::{CheckContext, Invariant, Violation};
+use reduction::{Fired, Footprint};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -111,10 +114,13 @@ pub struct ExploreConfig {
     /// up to the renaming of generated IDs, call numbers and Raft indexes
     /// (a heuristic: see [`fingerprint::fingerprint`]); slower.
     pub exact_states: bool,
-    /// Partial-order reduction: once the orders that start with a call of
-    /// one node were searched, the orders that make an independent move
-    /// first (a call or loop of another node, a reply to another node) and
-    /// that call next are not searched again (sleep sets).
+    /// Partial-order reduction: once the orders that start with a move
+    /// were searched, the orders that make an independent move first and
+    /// that move next are not searched again (sleep sets over
+    /// [`reduction::independent`], which orders every server write, RNG
+    /// draw and passing of time against every other); and right after a
+    /// loop fired early only moves that involve its node are searched
+    /// (loop postponement). See [`reduction`].
     pub reduce_orders: bool,
 }
 
@@ -272,6 +278,7 @@ pub struct Reproduction {
     /// (the choices and the window's own actions between phases).
     pub order: Vec<String>,
     /// A scenario that plays exactly this order, under the profile searched.
+    #[serde(deserialize_with = "crate::scenario::deserialize_nested")]
     pub scenario: Scenario,
     /// The final state was idle (the idle invariants were checked).
     pub at_idle: bool,
@@ -312,7 +319,15 @@ pub struct InvariantReport {
     pub violating_orders: u64,
     /// The shortest such order.
     pub shortest: Option<Reproduction>,
+    /// The distinct violations found (their details, which name allocs
+    /// and nodes, not generated IDs), sorted; at most
+    /// [`MAX_DETAILS`] of them.
+    #[serde(default)]
+    pub details: Vec<String>,
 }
+
+/// How many distinct violation details an [`InvariantReport`] keeps.
+pub const MAX_DETAILS: usize = 64;
 
 /// The outcome of a search.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -333,8 +348,13 @@ pub struct ExploreResult {
     pub orders: u64,
     /// Orders simulated to their end.
     pub complete_orders: u64,
-    /// Prefixes cut because they reached a state already explored.
+    /// Prefixes cut because they reached a state already explored or
+    /// were left out by the partial-order reduction.
     pub pruned_orders: u64,
+    /// Of those, prefixes left out by loop postponement (a move that does
+    /// not involve the node of a loop fired just before it).
+    #[serde(default)]
+    pub postponed_orders: u64,
     /// Orders that hit a bound (depth, horizon, or nothing left to do)
     /// before the cluster was idle.
     pub unsettled_orders: u64,
@@ -410,8 +430,16 @@ struct Frame {
     next: usize,
     leaves: f64,
     fp: Fingerprint,
-    /// Choices whose orders were searched from an ancestor (sleep set).
-    sleep: Vec<Choice>,
+    /// Choices whose orders were searched from an ancestor (sleep set),
+    /// with their footprints.
+    sleep: Vec<(Choice, Footprint)>,
+    /// The choices searched from here so far, with their footprints (the
+    /// sleep sets of later siblings).
+    explored: Vec<(Choice, Footprint)>,
+    /// The loop fired by the move into this state, if it was one: only
+    /// moves that involve its node are searched from here (loop
+    /// postponement, see [`reduction`]).
+    fired: Option<Fired>,
 }
 
 #[derive(Debug, Clone)]
@@ -424,37 +452,50 @@ struct Seen {
     sleep: Vec<SleepKey>,
 }
 
-/// A sleeping choice named the same way in every state with one
-/// fingerprint: a call by its node, its RPC and its place among the node's
-/// calls in flight (call numbers are renamed away by canonical
-/// fingerprints), a loop by its node and name.
+/// A choice not searched from a state (asleep, or left to loop
+/// postponement), named the same way in every state with one fingerprint:
+/// a call by its node, its RPC and its place among the node's calls in
+/// flight (call numbers are renamed away by canonical fingerprints), a
+/// loop by its node and name, an eval by its place among the ready evals.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct SleepKey {
-    node: String,
-    rpc: Option<String>,
-    slot: usize,
-    client_loop: Option<ClientLoop>,
+enum SleepKey {
+    Step,
+    Eval(usize),
+    Call {
+        node: String,
+        rpc: String,
+        slot: usize,
+    },
+    Loop {
+        node: String,
+        client_loop: ClientLoop,
+    },
 }
 
 fn sleep_key(sim: &Sim, choice: &Choice) -> Option<SleepKey> {
     match choice {
-        Choice::Deliver { node, call, rpc } => Some(SleepKey {
+        Choice::Deliver { node, call, rpc } => Some(SleepKey::Call {
             node: node.clone(),
-            rpc: Some(rpc.clone()),
+            rpc: rpc.clone(),
             slot: sim
                 .net
                 .pending
                 .get(node)
                 .and_then(|calls| calls.iter().position(|c| c.id == *call))?,
-            client_loop: None,
         }),
-        Choice::FireLoop { node, client_loop } => Some(SleepKey {
+        Choice::FireLoop { node, client_loop } => Some(SleepKey::Loop {
             node: node.clone(),
-            rpc: None,
-            slot: 0,
-            client_loop: Some(*client_loop),
+            client_loop: *client_loop,
         }),
-        Choice::Step | Choice::ProcessEval { .. } => None,
+        Choice::Step => Some(SleepKey::Step),
+        Choice::ProcessEval { eval } => sim
+            .server
+            .state
+            .broker
+            .ready_ids()
+            .iter()
+            .position(|id| id == eval)
+            .map(SleepKey::Eval),
     }
 }
 
@@ -486,8 +527,10 @@ pub struct Explorer {
     violating: u64,
     states: u64,
     duplicates: u64,
+    postponed: u64,
     exhaustive_budget: u64,
     reports: BTreeMap<Invariant, (u64, Option<Reproduction>)>,
+    details: BTreeMap<Invariant, BTreeSet<String>>,
 }
 
 /// Whether an action is one the search replaces (time and network control,
@@ -670,12 +713,14 @@ impl Explorer {
             violating: 0,
             states: 0,
             duplicates: 0,
+            postponed: 0,
             exhaustive_budget: match config.mode {
                 SearchMode::Auto => (config.max_orders / 2).max(1),
                 SearchMode::Exhaustive => config.max_orders,
                 SearchMode::Random => 0,
             },
             reports: BTreeMap::new(),
+            details: BTreeMap::new(),
             config,
         };
         let (leaf, choices) = explorer.forced(&mut root);
@@ -706,6 +751,8 @@ impl Explorer {
                 leaves: 0.0,
                 fp,
                 sleep: Vec::new(),
+                explored: Vec::new(),
+                fired: None,
             });
             if explorer.config.mode == SearchMode::Random {
                 explorer.stage = Stage::Sampling;
@@ -829,19 +876,59 @@ impl Explorer {
         top.next += 1;
         let last = self.stack.len() - 1;
         let parent = &self.stack[last];
-        let sleep: Vec<Choice> = if self.config.reduce_orders {
+        let reduce = self.config.reduce_orders;
+        let taken = reduction::footprint(&parent.state.sim, &choice);
+        let (child, leaf, choices) = self.transition(&parent.state, &choice);
+        self.states += 1;
+        if reduce
+            && let Some(fired) = &parent.fired
+            && child.phase == parent.state.phase
+            && !reduction::involves(fired, &choice, &parent.state.sim, &child.sim)
+        {
+            // Loop postponement: this move does not involve the node whose
+            // loop was just fired, so the orders through it are those
+            // that take it first and fire the loop after (searched from
+            // the parent's parent). A later visit of this state by another
+            // path searches it (it is recorded like a sleeping choice).
+            if let Some(key) = sleep_key(&parent.state.sim, &choice)
+                && let Some(seen) = self.seen.get_mut(&parent.fp)
+                && !seen.sleep.contains(&key)
+            {
+                seen.sleep.push(key);
+            }
+            self.pruned += 1;
+            self.postponed += 1;
+            return;
+        }
+        // A move that ran further events after itself (forced steps, a
+        // new phase) is treated as touching everything.
+        let extended = child.applied.len() > 1 || child.phase != parent.state.phase;
+        let taken = taken.extended(extended);
+        let sleep: Vec<(Choice, Footprint)> = if reduce {
             parent
                 .sleep
                 .iter()
-                .chain(&parent.choices[..parent.next - 1])
-                .filter(|s| sleeps_through(&parent.state.sim, s, &choice))
+                .chain(&parent.explored)
+                .filter(|(s, fp)| sleeps_through(s, fp, &choice, &taken))
                 .cloned()
                 .collect()
         } else {
             Vec::new()
         };
-        let (child, leaf, choices) = self.transition(&parent.state, &choice);
-        self.states += 1;
+        let fired = match &choice {
+            Choice::FireLoop { node, client_loop } => Some(Fired {
+                node: node.clone(),
+                client_loop: *client_loop,
+                next_heartbeat: parent
+                    .state
+                    .sim
+                    .clients
+                    .get(node)
+                    .and_then(|c| c.next_heartbeat),
+            }),
+            _ => None,
+        };
+        self.stack[last].explored.push((choice.clone(), taken));
         if let Some(leaf) = leaf {
             self.stack_leaf(&child, &leaf);
             return;
@@ -849,7 +936,7 @@ impl Explorer {
         let fp = child.fingerprint(self.config.exact_states, self.context.window_index);
         let sleep_keys: Vec<SleepKey> = sleep
             .iter()
-            .filter_map(|c| sleep_key(&child.sim, c))
+            .filter_map(|(c, _)| sleep_key(&child.sim, c))
             .collect();
         // A state searched before at this depth or less: the orders from
         // it were searched then, except those starting with a choice that
@@ -874,13 +961,14 @@ impl Explorer {
             }
             revisit = Some((woken.into_iter().cloned().collect(), seen.leaves));
         }
-        let all_asleep = !choices.is_empty() && choices.iter().all(|c| sleep.contains(c));
+        let asleep = |c: &Choice| sleep.iter().any(|(s, _)| s == c);
+        let all_asleep = !choices.is_empty() && choices.iter().all(asleep);
         if all_asleep {
             // Every move from here starts orders searched already.
             self.pruned += 1;
             return;
         }
-        let mut choices: Vec<Choice> = choices.into_iter().filter(|c| !sleep.contains(c)).collect();
+        let mut choices: Vec<Choice> = choices.into_iter().filter(|c| !asleep(c)).collect();
         let mut leaves = 0.0;
         if let Some((woken, old_leaves)) = &revisit {
             self.duplicates += 1;
@@ -924,6 +1012,8 @@ impl Explorer {
             leaves,
             fp,
             sleep,
+            explored: Vec::new(),
+            fired,
         });
     }
 
@@ -1007,6 +1097,12 @@ impl Explorer {
             Leaf::Unsettled => self.unsettled += 1,
             Leaf::Violation(violations) => {
                 self.violating += 1;
+                for v in violations {
+                    let details = self.details.entry(v.invariant).or_default();
+                    if details.len() < MAX_DETAILS {
+                        details.insert(v.detail.clone());
+                    }
+                }
                 let broken: BTreeSet<Invariant> = violations.iter().map(|v| v.invariant).collect();
                 for invariant in broken {
                     let entry = self.reports.entry(invariant).or_insert((0, None));
@@ -1367,6 +1463,7 @@ impl Explorer {
             orders: self.orders(),
             complete_orders: self.complete,
             pruned_orders: self.pruned,
+            postponed_orders: self.postponed,
             unsettled_orders: self.unsettled,
             violating_orders: self.violating,
             states: self.states,
@@ -1389,6 +1486,11 @@ impl Explorer {
                         enabled: self.config.invariants.contains(&invariant),
                         violating_orders: count,
                         shortest,
+                        details: self
+                            .details
+                            .get(&invariant)
+                            .map(|d| d.iter().cloned().collect())
+                            .unwrap_or_default(),
                     }
                 })
                 .collect(),
@@ -1396,30 +1498,25 @@ impl Explorer {
     }
 }
 
-/// Whether `sleeping` (a choice whose orders were searched) stays asleep
-/// after `taken` in `sim`: the two are independent moves, so taking
-/// `sleeping` after `taken` only reorders an order searched already. A
-/// call or loop of one node is independent of a call or loop of another
-/// node, and of a reply or client timer of another node; the eval broker,
-/// the scheduler and server timers touch everyone. (Two calls of different
-/// nodes give the same world in either order up to generated IDs, indexes
-/// and timer jitter, the renaming the canonical fingerprints ignore.)
-fn sleeps_through(sim: &Sim, sleeping: &Choice, taken: &Choice) -> bool {
-    let (Choice::Deliver { node, .. } | Choice::FireLoop { node, .. }) = sleeping else {
-        return false;
-    };
-    match taken {
-        Choice::Deliver { node: other, .. } | Choice::FireLoop { node: other, .. } => other != node,
-        Choice::Step => match sim.queue.iter().next() {
-            Some((
-                _,
-                Event::Reply { node: other, .. }
-                | Event::Fail { node: other, .. }
-                | Event::Client { node: other, .. },
-            )) => other != node,
-            _ => false,
-        },
-        Choice::ProcessEval { .. } => false,
+/// Whether `sleeping` (a choice whose orders were searched, with its
+/// footprint) stays asleep after `taken`: the two are independent moves
+/// ([`reduction::independent`]: no time passes, they involve different
+/// clients, at most one draws from the RNG, and not both touch the server
+/// unless both only read it; every two server writes share the eval
+/// broker), so taking `sleeping` after `taken` only reorders an order
+/// searched already. A loop fired early never sleeps through anything but
+/// another loop (loop postponement moves loops later; sleeping would move
+/// them earlier), and `step` and eval choices never sleep.
+fn sleeps_through(
+    sleeping: &Choice,
+    sleeping_fp: &Footprint,
+    taken: &Choice,
+    taken_fp: &Footprint,
+) -> bool {
+    match sleeping {
+        Choice::Step | Choice::ProcessEval { .. } => false,
+        Choice::FireLoop { .. } if !matches!(taken, Choice::FireLoop { .. }) => false,
+        _ => reduction::independent(sleeping_fp, taken_fp),
     }
 }
 

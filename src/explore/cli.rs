@@ -29,7 +29,7 @@ bounds: --max-delay  longest a call is held while time passes (default 1000)
         --window     script actions searched (default: from the first
                      link_up after a link_down to the end)
         --exact-states  prune only identical states (no renaming of IDs)
-        --no-reduce     no partial-order reduction (sleep sets)
+        --no-reduce     no partial-order reduction (sleep sets, loop postponement)
 
 invariants: unique-name-index, count-honoured, reconnected-version,
             no-unknown-on-ready-node, no-replacement-flap, followup-cancelled";
