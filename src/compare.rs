@@ -290,7 +290,9 @@ fn diff_allocs(a: &PlaygroundView, b: &PlaygroundView) -> Vec<AllocDiff> {
             b: y,
         })
         .collect();
-    diffs.sort_by(|x, y| x.name.cmp(&y.name).then_with(|| x.id.cmp(&y.id)));
+    crate::cold_sort::sort_by(&mut diffs, |x, y| {
+        x.name.cmp(&y.name).then_with(|| x.id.cmp(&y.id))
+    });
     diffs
 }
 
@@ -318,22 +320,24 @@ fn keyed_evals(evals: &[EvalView]) -> Vec<(EvalKey, &EvalView)> {
 }
 
 fn counters(eval: Option<&EvalView>) -> BTreeMap<(&str, &str), u64> {
-    eval.into_iter()
-        .flat_map(|eval| &eval.desired_tg_updates)
-        .flat_map(|(group, counters)| {
-            counters
-                .iter()
-                .map(move |(name, value)| ((group.as_str(), name.as_str()), *value))
-        })
-        .collect()
+    crate::cold_sort::map_from(
+        eval.into_iter()
+            .flat_map(|eval| &eval.desired_tg_updates)
+            .flat_map(|(group, counters)| {
+                counters
+                    .iter()
+                    .map(move |(name, value)| ((group.as_str(), name.as_str()), *value))
+            }),
+    )
 }
 
 fn diff_evals(a: &PlaygroundView, b: &PlaygroundView) -> Vec<EvalDiff> {
     let keyed_a = keyed_evals(&a.evals);
-    let keyed_b: BTreeMap<EvalKey, &EvalView> = keyed_evals(&b.evals).into_iter().collect();
+    let keyed_b: BTreeMap<EvalKey, &EvalView> = crate::cold_sort::map_from(keyed_evals(&b.evals));
     // A's order first, then B's extras in B's order.
     let mut keys: Vec<&EvalKey> = keyed_a.iter().map(|(key, _)| key).collect();
-    let in_a: BTreeMap<&EvalKey, &EvalView> = keyed_a.iter().map(|(k, e)| (k, *e)).collect();
+    let in_a: BTreeMap<&EvalKey, &EvalView> =
+        crate::cold_sort::map_from(keyed_a.iter().map(|(k, e)| (k, *e)));
     let extra_b: Vec<(EvalKey, &EvalView)> = keyed_evals(&b.evals)
         .into_iter()
         .filter(|(key, _)| !in_a.contains_key(key))

@@ -12,6 +12,7 @@ pub mod playground;
 pub mod reconciler;
 pub mod view;
 
+pub mod cold_sort;
 pub mod compare;
 pub mod script_view;
 

@@ -20,7 +20,7 @@
 //! | `UpdateStrategy`, `ReschedulePolicy`, `DisconnectStrategy`, `EphemeralDisk` | same names; [`DelayFunction`], [`ReconcileStrategy`] enums |
 //! | `TaskGroup.MaxClientDisconnect`, `StopAfterClientDisconnect`, `PreventRescheduleOnLost` | `max_client_disconnect`, `stop_after_client_disconnect`, `prevent_reschedule_on_lost`; read through [`TaskGroup::lost_after`], [`TaskGroup::stop_on_client_after`], [`TaskGroup::replace`] with a `honour_legacy` flag |
 //! | `Node`, `DrainStrategy` | [`Node`] (`status: NodeStatus`, `scheduling_eligibility: SchedulingEligibility`), [`DrainStrategy`] |
-//! | `Allocation` | [`Allocation`]: `client_status: ClientStatus`, `desired_status: DesiredStatus`, `alloc_states: Vec<AllocState>`, `desired_transition: DesiredTransition`, `previous_allocation`/`next_allocation: String`, `reschedule_tracker: Option<RescheduleTracker>`, `followup_eval_id`, `deployment_id`, `deployment_status: Option<AllocDeploymentStatus>`, `task_states: BTreeMap<String, TaskState>`, `job: Option<Arc<Job>>`, plus the fixture stubs `job_version`, `job_create_index`, `job_modify_index`, `node_score` |
+//! | `Allocation` | [`Allocation`]: `client_status: ClientStatus`, `desired_status: DesiredStatus`, `alloc_states: Vec<AllocState>`, `desired_transition: DesiredTransition`, `previous_allocation`/`next_allocation: String`, `reschedule_tracker: Option<RescheduleTracker>`, `followup_eval_id`, `deployment_id`, `deployment_status: Option<AllocDeploymentStatus>`, `task_states: TaskStates` (a sorted list that serializes as the map), `job: Option<Arc<Job>>`, plus the fixture stubs `job_version`, `job_create_index`, `job_modify_index`, `node_score` |
 //! | `Deployment`, `DeploymentState`, `DeploymentStatusUpdate` | same names; `status: DeploymentStatus` |
 //! | `Evaluation`, `DesiredUpdates` | [`Evaluation`], [`DesiredUpdates`] |
 //!
@@ -40,8 +40,8 @@ pub mod time;
 pub use alloc::{
     ALLOC_STATE_FIELD_CLIENT_STATUS, AllocDeploymentStatus, AllocState, Allocation, ClientStatus,
     DesiredStatus, DesiredTransition, LAST_RESCHEDULE_FAILED_TO_PLACE, LAST_RESCHEDULE_SUCCESS,
-    RescheduleEvent, RescheduleTracker, TASK_CLIENT_RECONNECTED, TaskEvent, TaskState, alloc_name,
-    alloc_name_index, embed_jobs,
+    RescheduleEvent, RescheduleTracker, TASK_CLIENT_RECONNECTED, TaskEvent, TaskState, TaskStates,
+    alloc_name, alloc_name_index, embed_jobs,
 };
 pub use deployment::{Deployment, DeploymentState, DeploymentStatus, DeploymentStatusUpdate};
 pub use eval::{DesiredUpdates, EvalStatus, Evaluation};

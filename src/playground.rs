@@ -152,6 +152,19 @@ impl Playground {
     /// Applies one command and rebuilds the view.
     pub fn apply(&mut self, command: Command) {
         self.error = None;
+        // Moving through the history keeps the entries before the cursor; anything else
+        // may rewrite them.
+        if !matches!(
+            command,
+            Command::Step
+                | Command::StepEval
+                | Command::Back
+                | Command::JumpTo(_)
+                | Command::Reset
+                | Command::RunToEnd
+        ) {
+            self.cache.forget_trace();
+        }
         match command {
             Command::Step => {
                 self.session.step();
@@ -208,6 +221,7 @@ impl Playground {
         self.error = crate::compare::follow_session(&leader.session, &mut self.session)
             .err()
             .map(|err| err.to_string());
+        self.cache.forget_trace();
         self.refresh();
     }
 
@@ -271,6 +285,24 @@ pub struct ViewCache {
     /// Eval views by eval ID, with the stored record they were built from
     /// (a processed or changed eval is a new record).
     evals: BTreeMap<String, (Arc<EvalRecord>, EvalView)>,
+    /// The trace lines of the last build, with the position of the first in
+    /// the whole trace: a line depends only on its entry, and stepping or
+    /// moving back leaves the entries before the cursor as they were.
+    trace: (usize, Vec<String>),
+    /// The same for the sequence diagram's events (position among the
+    /// events the diagram draws).
+    sequence: (usize, Vec<SeqEventView>),
+}
+
+impl ViewCache {
+    /// Forgets the trace lines and sequence events of earlier builds: call it
+    /// after anything that may rewrite the history before the cursor (a
+    /// script edit, a branch switch, another profile, an action applied in
+    /// the past). Moving through the history (step, back, jump) needs no call.
+    pub fn forget_trace(&mut self) {
+        self.trace = (0, Vec::new());
+        self.sequence = (0, Vec::new());
+    }
 }
 
 /// Builds the whole view of a session's current step.
@@ -297,6 +329,19 @@ pub fn build_view_cached(session: &Session, cache: &mut ViewCache) -> Playground
     if !profiles.contains(&sim.profile.name) {
         profiles.push(sim.profile.name.clone());
     }
+    // The entries the sequence diagram draws, by their position in the trace.
+    let drawing: Vec<usize> = (0..entries.len())
+        .filter(|&index| draws_seq_event(&entries[index].event))
+        .collect();
+    let sequence_hidden = drawing.len().saturating_sub(SEQUENCE_WINDOW);
+    let lanes = lane_map(sim);
+    let lane = |node: &str| lanes.get(node).copied().unwrap_or(node).to_string();
+    let sequence = reuse_window(
+        &mut cache.sequence,
+        sequence_hidden,
+        drawing.len(),
+        |index| seq_event(entries[drawing[index]], &lane).unwrap_or_default(),
+    );
     PlaygroundView {
         scenario: scenario.name.clone(),
         profile: sim.profile.name.clone(),
@@ -309,16 +354,11 @@ pub fn build_view_cached(session: &Session, cache: &mut ViewCache) -> Playground
         jobs: job_views(session),
         evals: eval_views(sim, &entries, cache),
         calls: call_views(sim),
-        sequence_hidden: entries
-            .iter()
-            .filter(|entry| draws_seq_event(&entry.event))
-            .count()
-            .saturating_sub(SEQUENCE_WINDOW),
-        sequence: sequence(&entries, sim),
-        trace: entries[trace_from..]
-            .iter()
-            .map(|entry| entry.line())
-            .collect(),
+        sequence_hidden,
+        sequence,
+        trace: reuse_window(&mut cache.trace, trace_from, entries.len(), |index| {
+            entries[index].line()
+        }),
         trace_hidden: trace_from,
         violations: entries
             .iter()
@@ -388,6 +428,12 @@ fn job_views(session: &Session) -> Vec<JobView> {
                 job_type: job.job_type.to_string(),
                 version: job.version,
                 stopped: job.stop,
+                revert_to: record
+                    .specs
+                    .range(..job.version)
+                    .rev()
+                    .map(|(version, _)| *version)
+                    .find(|version| !record.stopped_versions.contains(version)),
                 groups: job
                     .task_groups
                     .iter()
@@ -667,9 +713,9 @@ fn call_views(sim: &Sim) -> Vec<CallView> {
         .collect()
 }
 
-/// The arrows and notes of the sequence diagram, one per interesting trace entry.
-fn sequence(entries: &[&TraceEntry], sim: &Sim) -> Vec<SeqEventView> {
-    // A node's lane: the first node in ID order whose ID or name is the reference.
+/// The sequence diagram's lane of each node reference: the first node in ID
+/// order whose ID or name it is.
+fn lane_map(sim: &Sim) -> BTreeMap<&str, &str> {
     let mut lanes: BTreeMap<&str, &str> = BTreeMap::new();
     for (id, client) in &sim.clients {
         lanes.entry(id.as_str()).or_insert(id.as_str());
@@ -677,15 +723,30 @@ fn sequence(entries: &[&TraceEntry], sim: &Sim) -> Vec<SeqEventView> {
             .entry(client.record.node.name.as_str())
             .or_insert(id.as_str());
     }
-    let lane = |node: &str| lanes.get(node).copied().unwrap_or(node).to_string();
-    let mut events: Vec<SeqEventView> = entries
-        .iter()
-        .rev()
-        .filter_map(|entry| seq_event(entry, &lane))
-        .take(SEQUENCE_WINDOW)
+    lanes
+}
+
+/// The items `from..to` of a window over a list that only grows or shrinks
+/// at its end: those the cached window (`(position of its first, items)`)
+/// holds are copied from it, the others made by `make(position)`; the cache
+/// then holds the new window.
+fn reuse_window<T: Clone>(
+    cache: &mut (usize, Vec<T>),
+    from: usize,
+    to: usize,
+    mut make: impl FnMut(usize) -> T,
+) -> Vec<T> {
+    let (first, known) = &*cache;
+    let window: Vec<T> = (from..to)
+        .map(
+            |index| match index.checked_sub(*first).and_then(|k| known.get(k)) {
+                Some(item) => item.clone(),
+                None => make(index),
+            },
+        )
         .collect();
-    events.reverse();
-    events
+    *cache = (from, window.clone());
+    window
 }
 
 /// Whether a trace event draws a sequence-diagram event (cheaper than [`seq_event`]).
@@ -700,6 +761,7 @@ fn draws_seq_event(event: &TraceEvent) -> bool {
             | TraceEvent::EvalCreated { .. }
             | TraceEvent::EvalProcessed { .. }
             | TraceEvent::Link { .. }
+            | TraceEvent::Operator { .. }
     )
 }
 

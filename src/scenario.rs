@@ -11,6 +11,7 @@ pub mod assert;
 pub mod cli;
 pub mod duration;
 pub mod format;
+pub mod json;
 pub mod json_path;
 
 use format::{Action, Check, FORMAT_VERSION, Scenario};
@@ -106,7 +107,7 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
 /// Prints a scenario in canonical form (pretty JSON, two-space indent,
 /// trailing newline).
 pub fn print(scenario: &Scenario) -> String {
-    let mut text = serde_json::to_string_pretty(scenario).unwrap_or_default();
+    let mut text = json::to_string_pretty(scenario).unwrap_or_default();
     text.push('\n');
     text
 }
@@ -436,7 +437,7 @@ fn validate_check(
 
 /// One line for an action: its name and its fields as `key=value`.
 pub fn action_text(action: &Action) -> String {
-    let value = serde_json::to_value(action).unwrap_or(serde_json::Value::Null);
+    let value = json::to_value(action).unwrap_or(serde_json::Value::Null);
     let Some(object) = value.as_object() else {
         return String::new();
     };

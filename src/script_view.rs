@@ -49,7 +49,7 @@ pub struct ScriptView {
 
 /// The action's JSON name.
 pub fn action_kind(action: &Action) -> String {
-    serde_json::to_value(action)
+    crate::scenario::json::to_value(action)
         .ok()
         .and_then(|value| value.get("action")?.as_str().map(str::to_string))
         .unwrap_or_default()
@@ -57,7 +57,7 @@ pub fn action_kind(action: &Action) -> String {
 
 /// A short summary: the action's name then its fields' values.
 pub fn action_label(action: &Action) -> String {
-    let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(action) else {
+    let Ok(serde_json::Value::Object(fields)) = crate::scenario::json::to_value(action) else {
         return String::new();
     };
     let mut label = action_kind(action);
@@ -100,7 +100,7 @@ pub fn script_view(session: &Session) -> ScriptView {
             index,
             kind: action_kind(action),
             label: action_label(action),
-            json: serde_json::to_string(action).unwrap_or_default(),
+            json: crate::scenario::json::to_string(action).unwrap_or_default(),
             done: index < cursor,
         })
         .collect();

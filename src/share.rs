@@ -113,7 +113,7 @@ pub fn encode_fragment(link: &Link) -> String {
     if let Some(profile) = &link.profile {
         enc.string(profile);
     }
-    let json = serde_json::to_value(&link.scenario).unwrap_or(serde_json::Value::Null);
+    let json = scenario::json::to_value(&link.scenario).unwrap_or(serde_json::Value::Null);
     enc.value(&json);
     let packed = deflate::deflate(DICT_V1, &enc.out);
     format!("v{LINK_VERSION}.{}", base64url::encode(&packed))

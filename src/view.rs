@@ -154,6 +154,10 @@ pub struct JobView {
     pub version: u64,
     /// Whether the job is stopped.
     pub stopped: bool,
+    /// The newest earlier version that ran (not a stopped one): what "Revert"
+    /// registers again (`Job.Revert`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revert_to: Option<u64>,
     /// Groups as `(name, count)`.
     pub groups: Vec<(String, u64)>,
     /// The job's latest deployment, if it has one.

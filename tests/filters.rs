@@ -416,7 +416,8 @@ fn should_filter_table() {
                     failed,
                     ..Default::default()
                 },
-            )]),
+            )])
+            .into(),
             ..Default::default()
         };
         assert_eq!(should_filter(&alloc, batch), (untainted, ignore), "{name}");
@@ -558,7 +559,7 @@ fn filter_by_rescheduleable_table() {
                 let (r, rt) = (r1.clone(), rt1.clone());
                 Box::new(move |t| Allocation {
                     reschedule_tracker: Some(rt.clone()),
-                    task_states: dead(false, Time::ZERO),
+                    task_states: dead(false, Time::ZERO).into(),
                     ..base(
                         "batchComplete1",
                         ClientStatus::Complete,
@@ -582,7 +583,7 @@ fn filter_by_rescheduleable_table() {
                         ..Default::default()
                     },
                     modify_time: Time::from_unix_nanos(1_767_268_800),
-                    task_states: dead(false, now()),
+                    task_states: dead(false, now()).into(),
                     ..base(
                         "batchCompleteReschedule",
                         ClientStatus::Running,

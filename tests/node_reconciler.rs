@@ -877,7 +877,8 @@ fn test_system_sched_node_disconnected() {
                     state: "dead".into(),
                     ..TaskState::default()
                 },
-            )]);
+            )])
+            .into();
         }
 
         let mut allocs = Vec::new();
@@ -987,7 +988,8 @@ fn reconnecting_copy_records_the_reported_status() {
             }],
             ..TaskState::default()
         },
-    )]);
+    )])
+    .into();
     case.live = vec![legacy.clone()];
     let result = case.compute();
     let tuples: Vec<_> = result.set(NodeSet::Reconnecting).collect();
@@ -1177,7 +1179,8 @@ fn issue_14925_reconnected_alloc_misses_job_update_before_1_4_3() {
             }],
             ..TaskState::default()
         },
-    )]);
+    )])
+    .into();
     reconnected.alloc_states = vec![
         client_state("unknown", ago(Duration::from_mins(10))),
         client_state("running", ago(Duration::from_mins(5))),

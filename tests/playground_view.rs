@@ -159,3 +159,51 @@ fn operator_calls_show_in_the_sequence_and_the_narration() {
     assert!(labels[0].starts_with('✕') && labels[0].contains("healthy allocations"));
     assert!(labels[1].starts_with('✓'));
 }
+
+/// The view a playground keeps up to date (reusing alloc views, eval views,
+/// trace lines and sequence events of earlier steps) is the view built from
+/// scratch, after every kind of command: steps, moves back and forth, edits
+/// in the past, branch switches, another profile, actions applied mid-way.
+#[test]
+fn the_cached_view_equals_a_view_built_from_scratch_after_every_command() {
+    use nomad_playground::playground::build_view;
+    use nomad_playground::scenario::format::Action;
+    use nomad_playground::sim::history::ScriptEdit;
+    for id in ["pr-15068-heartbeat-order", "canary-manual-promote"] {
+        let mut playground = Playground::builtin(id).expect("lesson loads");
+        let total = playground.session().actions().len();
+        let node = playground.view().nodes[0].id.clone();
+        let commands = [
+            Command::Step,
+            Command::Step,
+            Command::StepEval,
+            Command::JumpTo(total.min(6)),
+            Command::Back,
+            Command::Back,
+            Command::Step,
+            Command::EditScript(ScriptEdit::Remove { index: 0 }),
+            Command::JumpTo(total.min(5)),
+            Command::SwitchBranch(0),
+            Command::RunToEnd,
+            Command::JumpTo(2),
+            Command::CutLink(node.clone()),
+            Command::Step,
+            Command::RestoreLink(node),
+            Command::Act(Action::Note {
+                text: "a note".into(),
+            }),
+            Command::SetProfile("1.4.2".into()),
+            Command::Reset,
+            Command::RunToEnd,
+            Command::Step,
+        ];
+        for (at, command) in commands.into_iter().enumerate() {
+            let label = format!("{id}: command {at} {command:?}");
+            playground.apply(command);
+            let fresh = build_view(playground.session());
+            assert_eq!(playground.view().trace, fresh.trace, "{label}");
+            assert_eq!(playground.view().sequence, fresh.sequence, "{label}");
+            assert_eq!(playground.view(), &fresh, "{label}");
+        }
+    }
+}

@@ -197,6 +197,190 @@ pub struct TaskState {
     pub events: Vec<TaskEvent>,
 }
 
+/// `Allocation.TaskStates`: task name → state, sorted by name. An alloc
+/// has one task or a few, so a sorted list holds them in about a tenth of
+/// what a `BTreeMap` node takes (the history keeps every alloc version).
+/// It serializes, prints, compares and iterates as the
+/// `BTreeMap<String, TaskState>` it stands for.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct TaskStates {
+    /// (task, state), sorted by task, tasks unique.
+    tasks: Vec<(String, TaskState)>,
+}
+
+/// One task's entry as a pair of references.
+fn task_pair(entry: &(String, TaskState)) -> (&String, &TaskState) {
+    (&entry.0, &entry.1)
+}
+
+/// One task's entry as a key reference and a mutable state.
+fn task_pair_mut(entry: &mut (String, TaskState)) -> (&String, &mut TaskState) {
+    (&entry.0, &mut entry.1)
+}
+
+/// The iterator of [`TaskStates`].
+pub type TaskStatesIter<'a> = std::iter::Map<
+    std::slice::Iter<'a, (String, TaskState)>,
+    fn(&'a (String, TaskState)) -> (&'a String, &'a TaskState),
+>;
+
+/// The mutable iterator of [`TaskStates`].
+pub type TaskStatesIterMut<'a> = std::iter::Map<
+    std::slice::IterMut<'a, (String, TaskState)>,
+    fn(&'a mut (String, TaskState)) -> (&'a String, &'a mut TaskState),
+>;
+
+impl TaskStates {
+    /// No tasks.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of tasks.
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// Whether there are no tasks.
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    fn position(&self, task: &str) -> Result<usize, usize> {
+        self.tasks
+            .binary_search_by(|(name, _)| name.as_str().cmp(task))
+    }
+
+    /// The state of `task`.
+    pub fn get(&self, task: &str) -> Option<&TaskState> {
+        self.position(task).ok().map(|index| &self.tasks[index].1)
+    }
+
+    /// The state of `task`, to change.
+    pub fn get_mut(&mut self, task: &str) -> Option<&mut TaskState> {
+        self.position(task)
+            .ok()
+            .map(|index| &mut self.tasks[index].1)
+    }
+
+    /// Whether `task` has a state.
+    pub fn contains_key(&self, task: &str) -> bool {
+        self.position(task).is_ok()
+    }
+
+    /// Sets the state of `task`; returns the old one.
+    pub fn insert(&mut self, task: String, state: TaskState) -> Option<TaskState> {
+        match self.position(&task) {
+            Ok(index) => Some(std::mem::replace(&mut self.tasks[index].1, state)),
+            Err(index) => {
+                self.tasks.insert(index, (task, state));
+                None
+            }
+        }
+    }
+
+    /// (task, state) in task order.
+    pub fn iter(&self) -> TaskStatesIter<'_> {
+        self.tasks.iter().map(task_pair)
+    }
+
+    /// (task, state) in task order, the states to change.
+    pub fn iter_mut(&mut self) -> TaskStatesIterMut<'_> {
+        self.tasks.iter_mut().map(task_pair_mut)
+    }
+
+    /// Task names in order.
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> {
+        self.tasks.iter().map(|(name, _)| name)
+    }
+
+    /// States in task order.
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &TaskState> {
+        self.tasks.iter().map(|(_, state)| state)
+    }
+
+    /// States in task order, to change.
+    pub fn values_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut TaskState> {
+        self.tasks.iter_mut().map(|(_, state)| state)
+    }
+
+    /// The same states as a `BTreeMap`.
+    pub fn to_map(&self) -> BTreeMap<String, TaskState> {
+        self.tasks.iter().cloned().collect()
+    }
+}
+
+impl<'a> IntoIterator for &'a TaskStates {
+    type Item = (&'a String, &'a TaskState);
+    type IntoIter = TaskStatesIter<'a>;
+
+    fn into_iter(self) -> TaskStatesIter<'a> {
+        self.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut TaskStates {
+    type Item = (&'a String, &'a mut TaskState);
+    type IntoIter = TaskStatesIterMut<'a>;
+
+    fn into_iter(self) -> TaskStatesIterMut<'a> {
+        self.iter_mut()
+    }
+}
+
+impl FromIterator<(String, TaskState)> for TaskStates {
+    fn from_iter<I: IntoIterator<Item = (String, TaskState)>>(tasks: I) -> Self {
+        // Sorted, the last state of a repeated task winning, as a BTreeMap.
+        let map: BTreeMap<String, TaskState> = tasks.into_iter().collect();
+        map.into()
+    }
+}
+
+impl From<BTreeMap<String, TaskState>> for TaskStates {
+    fn from(map: BTreeMap<String, TaskState>) -> Self {
+        let mut tasks: Vec<(String, TaskState)> = map.into_iter().collect();
+        tasks.shrink_to_fit();
+        TaskStates { tasks }
+    }
+}
+
+impl From<&BTreeMap<String, TaskState>> for TaskStates {
+    fn from(map: &BTreeMap<String, TaskState>) -> Self {
+        TaskStates {
+            tasks: map
+                .iter()
+                .map(|(task, state)| (task.clone(), state.clone()))
+                .collect(),
+        }
+    }
+}
+
+impl std::ops::Index<&str> for TaskStates {
+    type Output = TaskState;
+
+    fn index(&self, task: &str) -> &TaskState {
+        self.get(task).expect("no such task")
+    }
+}
+
+impl std::fmt::Debug for TaskStates {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for TaskStates {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskStates {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(BTreeMap::<String, TaskState>::deserialize(deserializer)?.into())
+    }
+}
+
 /// An allocation (`structs.Allocation`).
 ///
 /// Besides the API's fields it has four "stub" fields the fixtures use
@@ -240,7 +424,7 @@ pub struct Allocation {
     pub client_description: String,
     /// `TaskStates`.
     #[serde(deserialize_with = "super::null_as_default")]
-    pub task_states: BTreeMap<String, TaskState>,
+    pub task_states: TaskStates,
     /// `AllocStates`: what the scheduler set, append-only.
     #[serde(deserialize_with = "super::null_as_default")]
     pub alloc_states: Vec<AllocState>,
@@ -368,5 +552,57 @@ pub fn embed_jobs(allocs: &mut [Allocation], job: Option<&Job>) {
             Arc::new(j)
         });
         alloc.job = Some(Arc::clone(shared));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TaskState, TaskStates};
+    use std::collections::BTreeMap;
+
+    fn state(name: &str, restarts: u64) -> (String, TaskState) {
+        let state = TaskState {
+            state: "running".into(),
+            restarts,
+            ..TaskState::default()
+        };
+        (name.to_string(), state)
+    }
+
+    /// The sorted list reads, writes, prints and looks up as the map it
+    /// stands for, a repeated task keeping its last state.
+    #[test]
+    fn task_states_behave_as_the_map() {
+        let pairs = [
+            state("web", 1),
+            state("db", 2),
+            state("web", 3),
+            state("cache", 0),
+        ];
+        let map: BTreeMap<String, TaskState> = pairs.iter().cloned().collect();
+        let mut tasks: TaskStates = pairs.iter().cloned().collect();
+        assert_eq!(tasks.len(), 3);
+        assert_eq!(tasks, TaskStates::from(&map));
+        assert!(tasks.iter().eq(map.iter()));
+        assert_eq!(tasks["web"].restarts, 3);
+        assert_eq!(tasks.get("nope"), None);
+        assert_eq!(format!("{tasks:?}"), format!("{map:?}"));
+        let json = serde_json::to_string(&tasks).expect("serialize");
+        assert_eq!(json, serde_json::to_string(&map).expect("serialize"));
+        let back: TaskStates = serde_json::from_str(&json).expect("deserialize");
+        assert_eq!(back, tasks);
+        assert_eq!(back.to_map(), map);
+        assert_eq!(tasks.insert("api".into(), TaskState::default()), None);
+        assert!(
+            tasks
+                .keys()
+                .map(String::as_str)
+                .eq(["api", "cache", "db", "web"])
+        );
+        for state in tasks.values_mut() {
+            state.failed = true;
+        }
+        assert!(tasks.values().all(|state| state.failed));
+        assert!(tasks.contains_key("api") && !TaskStates::new().contains_key("api"));
     }
 }

@@ -194,6 +194,23 @@ impl AllocSet {
         if other.is_empty() || self.is_empty() {
             return;
         }
+        if few(other, self) {
+            // Find `other`'s allocs by search, then drop those slots in
+            // one pass that does not read the allocs.
+            let gone: Vec<usize> = self
+                .slots_of(other)
+                .into_iter()
+                .filter_map(Result::ok)
+                .collect();
+            let (mut k, mut i) = (0, 0);
+            self.0.retain(|_| {
+                let drop = gone.get(k) == Some(&i);
+                k += usize::from(drop);
+                i += 1;
+                !drop
+            });
+            return;
+        }
         let mut c = 0;
         self.0.retain(|a| {
             while c < other.0.len() && id_cmp(&other.0[c], a).is_lt() {
@@ -205,6 +222,30 @@ impl AllocSet {
     /// Adds the allocs of `other`, replacing those of equal ID, in place.
     pub fn union_with(&mut self, other: &AllocSet) {
         if other.is_empty() {
+            return;
+        }
+        if few(other, self) {
+            // Find where `other`'s allocs go by search, then splice them
+            // in, moving this set's allocs without reading them.
+            let slots = self.slots_of(other);
+            let mut mine = std::mem::take(&mut self.0).into_iter();
+            let mut out = Vec::with_capacity(mine.len() + other.0.len());
+            let mut next = 0;
+            for (slot, b) in slots.into_iter().zip(&other.0) {
+                let (at, replaced) = match slot {
+                    Ok(i) => (i, true),
+                    Err(i) => (i, false),
+                };
+                out.extend(mine.by_ref().take(at - next));
+                next = at;
+                if replaced {
+                    mine.next();
+                    next += 1;
+                }
+                out.push(Arc::clone(b));
+            }
+            out.extend(mine);
+            self.0 = out;
             return;
         }
         let mine = std::mem::take(&mut self.0);
@@ -251,6 +292,51 @@ impl AllocSet {
     /// The allocs of deployment `id`, and the others (`filterByDeployment`).
     pub fn filter_by_deployment(&self, id: &str) -> (AllocSet, AllocSet) {
         self.partition(|a| a.deployment_id == id)
+    }
+}
+
+impl AllocSet {
+    /// Where each alloc of `other` is in this set, in `other`'s order:
+    /// `Ok(i)` when slot `i` holds its ID, `Err(i)` when it would go before
+    /// slot `i`. Each search gallops from the previous one's slot, so a
+    /// few allocs spread over a large set cost a few comparisons each.
+    fn slots_of(&self, other: &AllocSet) -> Vec<Result<usize, usize>> {
+        let mut from = 0;
+        other
+            .0
+            .iter()
+            .map(|b| {
+                let slot = gallop(&self.0, from, b);
+                from = match slot {
+                    Ok(i) => i + 1,
+                    Err(i) => i,
+                };
+                slot
+            })
+            .collect()
+    }
+}
+
+/// Whether `small` is small enough next to `large` that searching `large`
+/// for each of its allocs ([`AllocSet::slots_of`]) beats a merge walk.
+fn few(small: &AllocSet, large: &AllocSet) -> bool {
+    small.len().saturating_mul(8) <= large.len()
+}
+
+/// The slot of `b`'s ID in `s[from..]` (as `binary_search` answers, offset
+/// by `from`), when `s[..from]` sorts before it: probes `from`, `from + 1`,
+/// `from + 3`, … until one sorts at or after `b`, then searches between.
+fn gallop(s: &[Arc<Allocation>], from: usize, b: &Arc<Allocation>) -> Result<usize, usize> {
+    let (mut lo, mut hi, mut step) = (from, from, 1);
+    while hi < s.len() && id_cmp(&s[hi], b).is_lt() {
+        lo = hi + 1;
+        hi = lo + step;
+        step *= 2;
+    }
+    let end = hi.saturating_add(1).min(s.len());
+    match s[lo..end].binary_search_by(|a| id_cmp(a, b)) {
+        Ok(i) => Ok(lo + i),
+        Err(i) => Err(lo + i),
     }
 }
 
@@ -499,22 +585,33 @@ fn name_index(a: &Allocation) -> u32 {
 /// alloc of the latest set).
 fn union_each(sets: &[&AllocSet], mut f: impl FnMut(&Arc<Allocation>)) {
     let mut cursors = vec![0usize; sets.len()];
+    // Per set: whether the alloc under its cursor has the smallest ID.
+    let mut at_best = vec![false; sets.len()];
     loop {
-        // The smallest ID under the cursors; the latest set wins ties.
-        let mut best: Option<(usize, &Arc<Allocation>)> = None;
+        // The smallest ID under the cursors (one comparison per set); the
+        // latest set wins ties.
+        let mut best: Option<&Arc<Allocation>> = None;
         for (k, (s, c)) in sets.iter().zip(&cursors).enumerate() {
-            if let Some(a) = s.0.get(*c)
-                && best.is_none_or(|(_, b)| a.id <= b.id)
-            {
-                best = Some((k, a));
+            let Some(a) = s.0.get(*c) else {
+                at_best[k] = false;
+                continue;
+            };
+            match best.map(|b| id_cmp(a, b)) {
+                None | Some(Ordering::Less) => {
+                    at_best[..k].fill(false);
+                    at_best[k] = true;
+                    best = Some(a);
+                }
+                Some(Ordering::Equal) => {
+                    at_best[k] = true;
+                    best = Some(a);
+                }
+                Some(Ordering::Greater) => at_best[k] = false,
             }
         }
-        let Some((_, a)) = best else { return };
-        let id = a.id.as_str();
-        for (s, c) in sets.iter().zip(cursors.iter_mut()) {
-            if s.0.get(*c).is_some_and(|x| x.id == id) {
-                *c += 1;
-            }
+        let Some(a) = best else { return };
+        for (c, hit) in cursors.iter_mut().zip(&at_best) {
+            *c += usize::from(*hit);
         }
         f(a);
     }
@@ -736,6 +833,80 @@ mod tests {
         let (taken, dups) = taken_indexes(&input);
         assert!(taken.contains(&8));
         assert!(dups.is_empty());
+    }
+
+    /// `remove_all` and `union_with` agree with a map-based reference,
+    /// both when `other` is small next to the set (slots found by search)
+    /// and when it is not (merge walk); `from_sets` counts each ID of the
+    /// union once.
+    #[test]
+    fn set_updates_match_reference() {
+        let mut x: u64 = 11;
+        let mut next = |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let mut make = |n: usize, space: u64, tag: &str| -> AllocSet {
+            (0..n)
+                .map(|_| {
+                    let i = next(space);
+                    Arc::new(Allocation {
+                        id: format!("{:0w$}", i, w = (i % 3) as usize + 1),
+                        name: format!("example.cache[{}]", i % 50),
+                        node_id: tag.to_string(),
+                        ..Default::default()
+                    })
+                })
+                .collect()
+        };
+        let reference = |s: &AllocSet| -> Vec<(String, String)> {
+            s.iter()
+                .map(|a| (a.id.clone(), a.node_id.clone()))
+                .collect()
+        };
+        for (n, m, space) in [
+            (200, 3, 400),
+            (200, 25, 300),
+            (200, 60, 250),
+            (50, 50, 80),
+            (10, 0, 20),
+            (0, 5, 20),
+            (300, 1, 5),
+        ] {
+            let big = make(n, space, "big");
+            let small = make(m, space, "small");
+            let mut removed = big.clone();
+            removed.remove_all(&small);
+            let mut want = BTreeMap::new();
+            for a in big.iter() {
+                want.insert(a.id.clone(), a.node_id.clone());
+            }
+            for a in small.iter() {
+                want.remove(&a.id);
+            }
+            let want: Vec<_> = want.into_iter().collect();
+            assert_eq!(reference(&removed), want, "remove_all {n} {m}");
+
+            let mut joined = big.clone();
+            joined.union_with(&small);
+            let mut want = BTreeMap::new();
+            for a in big.iter().chain(small.iter()) {
+                want.insert(a.id.clone(), a.node_id.clone());
+            }
+            let want: Vec<_> = want.into_iter().collect();
+            assert_eq!(reference(&joined), want, "union_with {n} {m}");
+            assert_eq!(reference(&big.union(&[&small])), want, "union {n} {m}");
+
+            let idx = AllocNameIndex::from_sets("example", "cache", 50, &[&big, &small]);
+            let single = AllocNameIndex::new("example", "cache", 50, &joined);
+            assert_eq!(idx.duplicates, single.duplicates, "from_sets {n} {m}");
+            assert!(
+                idx.taken.iter().eq(single.taken.iter()),
+                "from_sets {n} {m}"
+            );
+        }
     }
 
     #[test]

@@ -634,8 +634,8 @@ impl Reconciler<'_, '_> {
             status_description: desc.to_string(),
             followup_eval_id: followup.to_string(),
         });
-        self.explain.decide(
-            &alloc.id,
+        self.explain.decide_alloc(
+            alloc,
             Decision::Stop {
                 reason,
                 replaced: false,
@@ -924,13 +924,13 @@ impl Reconciler<'_, '_> {
             reconnecting: AllocSet::new(),
         };
         for a in sets.untainted.iter() {
-            self.explain.decide(&a.id, Decision::Keep);
+            self.explain.decide_alloc(a, Decision::Keep);
         }
         for a in sets.migrate.iter() {
-            self.explain.decide(&a.id, Decision::Migrate);
+            self.explain.decide_alloc(a, Decision::Migrate);
         }
         for a in sets.reschedule_now.iter() {
-            self.explain.decide(&a.id, Decision::RescheduleNow);
+            self.explain.decide_alloc(a, Decision::RescheduleNow);
         }
 
         if !c.reconnecting.is_empty() {
@@ -1097,15 +1097,15 @@ impl Reconciler<'_, '_> {
                         stop_alloc: Arc::clone(a),
                         stop_status_description: status::ALLOC_UPDATING.to_string(),
                     });
-                    self.explain.decide(&a.id, Decision::DestructiveUpdate);
+                    self.explain.decide_alloc(a, Decision::DestructiveUpdate);
                 } else {
-                    self.explain.decide(&a.id, Decision::UpdateDeferred);
+                    self.explain.decide_alloc(a, Decision::UpdateDeferred);
                 }
             }
         } else {
             du.ignore += destructive.len() as u64;
             for a in destructive.iter() {
-                self.explain.decide(&a.id, Decision::UpdateDeferred);
+                self.explain.decide_alloc(a, Decision::UpdateDeferred);
             }
         }
 
@@ -1118,7 +1118,7 @@ impl Reconciler<'_, '_> {
                 status_description: status::ALLOC_MIGRATING.to_string(),
                 followup_eval_id: String::new(),
             });
-            self.explain.decide(&a.id, Decision::Migrate);
+            self.explain.decide_alloc(&a, Decision::Migrate);
             if a.is_batch_job()
                 && (a.desired_transition.should_reschedule()
                     || a.desired_transition.should_disable_migration_placement())
@@ -1476,14 +1476,14 @@ impl Reconciler<'_, '_> {
         for a in allocs.iter() {
             let skip = reconnect_not_wanted(a, job) || a.client_status != ClientStatus::Running;
             if skip || !self.rules.emit_reconnect_updates {
-                self.explain.decide(&a.id, Decision::ReconnectKept);
+                self.explain.decide_alloc(a, Decision::ReconnectKept);
                 current_not_updated += u64::from(!skip);
                 continue;
             }
             let mut copy = (**a).clone();
             copy.append_client_status_state(a.client_status.as_str(), self.input.now);
             updates.insert(Arc::new(copy));
-            self.explain.decide(&a.id, Decision::Reconnect);
+            self.explain.decide_alloc(a, Decision::Reconnect);
         }
         (updates, current_not_updated)
     }
@@ -1533,7 +1533,7 @@ impl Reconciler<'_, '_> {
             }
             updates.push(update);
             self.explain
-                .decide(&a.id, Decision::Disconnect { replaced });
+                .decide_alloc(a, Decision::Disconnect { replaced });
         }
         if !updated_now.is_empty() {
             sets.reschedule_now = sets.reschedule_now.update(&updated_now);
@@ -1750,6 +1750,12 @@ impl Reconciler<'_, '_> {
         stops: &mut Vec<StopResult>,
     ) {
         let counted = |a: &Allocation| !is_canarying || !canaries.contains(&a.id);
+        // `known` counts some of the untainted allocs: when all of them
+        // would not exceed the count, nothing is over it.
+        if sets.untainted.len() + sets.migrate.len() + sets.reconnecting.len() <= tg.count as usize
+        {
+            return;
+        }
         let known = sets
             .untainted
             .iter()
@@ -1868,7 +1874,7 @@ impl Reconciler<'_, '_> {
                 UpdateType::Ignore => ignore += 1,
                 UpdateType::Destructive => destructive.insert(Arc::clone(a)),
                 UpdateType::InPlace(updated) => {
-                    self.explain.decide(&a.id, Decision::InPlaceUpdate);
+                    self.explain.decide_alloc(a, Decision::InPlaceUpdate);
                     inplace.insert(updated);
                 }
             }

@@ -553,6 +553,23 @@ impl Explain {
         found
     }
 
+    /// The slot of `alloc`: the hinted record or the next one when it holds
+    /// this very alloc (compared by pointer, without reading the alloc),
+    /// else [`Explain::find`] by ID.
+    fn find_alloc(&mut self, alloc: &Arc<Allocation>) -> Result<usize, usize> {
+        for i in [self.hint + 1, self.hint] {
+            if self
+                .records
+                .get(i)
+                .is_some_and(|r| Arc::ptr_eq(&r.alloc, alloc))
+            {
+                self.hint = i;
+                return Ok(i);
+            }
+        }
+        self.find(&alloc.id)
+    }
+
     /// Records (or re-records) the set and rule of an alloc.
     pub fn classify(
         &mut self,
@@ -561,7 +578,7 @@ impl Explain {
         rule: ClassifyRule,
         default: Decision,
     ) {
-        match self.find(&alloc.id) {
+        match self.find_alloc(alloc) {
             Ok(i) => {
                 let r = &mut self.records[i];
                 if !Arc::ptr_eq(&r.alloc, alloc) {
@@ -597,6 +614,19 @@ impl Explain {
             && (decision.is_stop() || !r.decision.is_stop())
         {
             r.decision = decision;
+        }
+    }
+
+    /// [`Explain::decide`] for an alloc the caller holds: its record is
+    /// found by pointer when the walk is in ID order.
+    pub fn decide_alloc(&mut self, alloc: &Arc<Allocation>, decision: Decision) {
+        if let Ok(i) = self.find_alloc(alloc)
+            && self.live[i]
+        {
+            let r = &mut self.records[i];
+            if decision.is_stop() || !r.decision.is_stop() {
+                r.decision = decision;
+            }
         }
     }
 

@@ -291,7 +291,7 @@ fn evaluate_deployment(sim: &Sim, check: &Check, reference: &str) -> (bool, Stri
         .values()
         .filter(|d| d.job_id == job)
         .collect();
-    deployments.sort_by_key(|d| d.create_index);
+    crate::cold_sort::sort_by_key(&mut deployments, |d| d.create_index);
     let mut errors = Vec::new();
     if let Some(expected) = check.equals {
         expect(

@@ -382,18 +382,14 @@ impl Server {
             }
             *healthy.entry(alloc.task_group.as_str()).or_default() += 1;
         }
-        deployment
-            .task_groups
-            .iter()
-            .map(|(name, state)| {
-                let done = if state.desired_canaries != 0 && !state.promoted {
-                    false
-                } else {
-                    healthy.get(name.as_str()).copied().unwrap_or(0) >= state.desired_total
-                };
-                (name.clone(), done)
-            })
-            .collect()
+        crate::cold_sort::map_from(deployment.task_groups.iter().map(|(name, state)| {
+            let done = if state.desired_canaries != 0 && !state.promoted {
+                false
+            } else {
+                healthy.get(name.as_str()).copied().unwrap_or(0) >= state.desired_total
+            };
+            (name.clone(), done)
+        }))
     }
 
     /// `getDeploymentProgressCutoff`: the earliest `RequireProgressBy` of

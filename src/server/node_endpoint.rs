@@ -361,7 +361,7 @@ impl Server {
             let mut updated = (*stored).clone();
             updated.client_status = reported.clone();
             updated.client_description = update.client_description.clone();
-            updated.task_states = update.task_states.clone();
+            updated.task_states = (&update.task_states).into();
             updated.modify_index = index;
             updated.modify_time = now_time;
             if let Some(id) = self.take_client_health(index, &mut updated, &stored, update) {

@@ -34,8 +34,9 @@ pub struct PlanStop {
 pub struct Plan {
     /// Stops per node.
     pub node_update: BTreeMap<String, Vec<PlanStop>>,
-    /// Allocs to write per node (new or updated, full objects).
-    pub node_allocation: BTreeMap<String, Vec<Allocation>>,
+    /// Allocs to write per node (new or updated, full objects; shared with
+    /// the reconciler's result where it hands them over unchanged).
+    pub node_allocation: BTreeMap<String, Vec<Arc<Allocation>>>,
     /// Evictions per node (alloc ID, preempting alloc ID).
     pub node_preemptions: BTreeMap<String, Vec<(String, String)>>,
     /// A deployment to create or update.
@@ -75,6 +76,11 @@ impl Plan {
 
     /// Adds an alloc to write.
     pub fn write(&mut self, alloc: Allocation) {
+        self.write_shared(Arc::new(alloc));
+    }
+
+    /// Adds an alloc to write, shared.
+    pub fn write_shared(&mut self, alloc: Arc<Allocation>) {
         self.node_allocation
             .entry(alloc.node_id.clone())
             .or_default()
@@ -326,7 +332,7 @@ impl Server {
                 match phase {
                     0 => {
                         for planned in plan.node_allocation.get(node).into_iter().flatten() {
-                            let mut alloc = planned.clone();
+                            let mut alloc = (**planned).clone();
                             alloc.modify_index = index;
                             alloc.alloc_modify_index = index;
                             alloc.modify_time = now_time;

@@ -300,8 +300,8 @@ impl Server {
             job: eval.job_id.clone(),
             trigger: eval.triggered_by.clone(),
             desired_tg_updates: outcome.desired_tg_updates.clone(),
-            reasons,
-            plan,
+            reasons: reasons.into(),
+            plan: plan.into(),
             status: status.as_str().to_string(),
         }));
         let (next, cancelled) =
@@ -653,7 +653,7 @@ impl Server {
         }
         if self.rules.persist_reconnect_mark {
             for alloc in result.reconnect_updates.iter() {
-                plan.write((**alloc).clone());
+                plan.write_shared(Arc::clone(alloc));
             }
         }
         // An in-place update joins the latest deployment (a new one resets
@@ -664,18 +664,20 @@ impl Server {
             .or(current)
             .map_or(String::new(), |d| d.id.clone());
         for alloc in &result.inplace_update {
-            let mut alloc = (**alloc).clone();
             if alloc.deployment_id != latest_deployment {
+                let mut alloc = (**alloc).clone();
                 alloc.deployment_id = latest_deployment.clone();
                 alloc.deployment_status = None;
+                plan.write(alloc);
+            } else {
+                plan.write_shared(Arc::clone(alloc));
             }
-            plan.write(alloc);
         }
         for alloc in result.attribute_updates.iter() {
             if result.disconnect_updates.contains(&alloc.id) {
                 continue;
             }
-            plan.write((**alloc).clone());
+            plan.write_shared(Arc::clone(alloc));
         }
         let Some(job) = job else {
             return (Vec::new(), String::new());
@@ -920,6 +922,53 @@ impl Server {
         }
     }
 
+    /// Every node's fit (in node ID order) for one alloc of a group without
+    /// the reschedule penalty: `node_fit` of each node, with the usage and
+    /// alloc-count tables (keyed by node ID too) walked alongside the node
+    /// table instead of looked up per node.
+    fn all_fits(
+        &self,
+        job: &Job,
+        group_spec: &crate::scenario::format::GroupSpec,
+        group_key: &str,
+        usage: &Usage,
+    ) -> Vec<Fit> {
+        let need = (
+            group_spec.cpu.unwrap_or(100),
+            group_spec.memory_mb.unwrap_or(128),
+        );
+        let count = u64::from(group_spec.count.unwrap_or(1)).max(1);
+        let mut node_usage = self.state.node_usage.iter().peekable();
+        let mut group_counts = self.state.group_counts.iter().peekable();
+        let mut plan_used = usage.used.iter().peekable();
+        let mut plan_collisions = usage.collisions.iter().peekable();
+        let mut fits = Vec::with_capacity(self.state.nodes.len());
+        for (id, record) in &self.state.nodes {
+            if !node_feasible_for(job, group_spec, &record.node) {
+                fits.push(Fit::Infeasible);
+                continue;
+            }
+            let base = advance_to(&mut node_usage, id).map_or((0, 0), |usage| *usage);
+            let delta = advance_to(&mut plan_used, id).map_or((0, 0), |delta| *delta);
+            let base_count = advance_to(&mut group_counts, id)
+                .and_then(|groups| groups.get(group_key))
+                .copied()
+                .unwrap_or(0);
+            let delta_count = advance_to(&mut plan_collisions, id)
+                .and_then(|groups| groups.get(group_key))
+                .copied()
+                .unwrap_or(0);
+            let collisions = (base_count as i64 + delta_count).max(0) as u64;
+            fits.push(
+                match placement_score(record, base, delta, need, collisions, count, false) {
+                    None => Fit::Full,
+                    Some(score) => Fit::Score((score * 1e6).round() as i64),
+                },
+            );
+        }
+        fits
+    }
+
     /// `select_node` for the placements of a plan: the nodes' scores for
     /// the group are computed once per plan and only the nodes the plan
     /// touched since are rescored. Picks the same node: the best score,
@@ -951,12 +1000,7 @@ impl Server {
                 scores
             }
             None => cache.entry(group.to_string()).or_insert(GroupScores {
-                fits: nodes
-                    .iter()
-                    .map(|(id, record)| {
-                        self.node_fit(job, group_spec, &group_key, id, record, usage, false)
-                    })
-                    .collect(),
+                fits: self.all_fits(job, group_spec, &group_key, usage),
                 synced: usage.touched.len(),
             }),
         };
@@ -1368,11 +1412,17 @@ fn advance_to<'a, V>(
     entries: &mut std::iter::Peekable<std::collections::btree_map::Iter<'a, String, V>>,
     node: &str,
 ) -> Option<&'a V> {
-    while entries.next_if(|(key, _)| key.as_str() < node).is_some() {}
-    entries
-        .peek()
-        .filter(|(key, _)| key.as_str() == node)
-        .map(|(_, value)| *value)
+    // One comparison per entry passed or found.
+    while let Some((key, value)) = entries.peek() {
+        match key.as_str().cmp(node) {
+            std::cmp::Ordering::Less => {
+                entries.next();
+            }
+            std::cmp::Ordering::Equal => return Some(*value),
+            std::cmp::Ordering::Greater => return None,
+        }
+    }
+    None
 }
 
 /// Whether a node may run the group at all (ignoring resources): ready,

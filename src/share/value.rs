@@ -358,7 +358,7 @@ impl Encoder {
                 // Sorted explicitly, so the bytes do not depend on serde_json's
                 // `preserve_order` feature.
                 let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-                entries.sort_by(|a, b| a.0.cmp(b.0));
+                crate::cold_sort::sort_by(&mut entries, |a, b| a.0.cmp(b.0));
                 for (key, item) in entries {
                     self.key(key);
                     self.value(item);

@@ -5,8 +5,11 @@
 //!
 //! The history keeps a clone of the whole world every few steps
 //! ([`super::history`]); with the tables in these maps, those clones share
-//! every chunk the steps in between left alone. Lookups cost about what a
-//! `BTreeMap`'s do (two binary searches), and iteration is in key order.
+//! every chunk the steps in between left alone. Each entry of a map sits
+//! behind its own `Arc` too, so a chunk copied for one write shares the
+//! other entries (their keys and values) instead of copying them. Lookups
+//! cost about what a `BTreeMap`'s do (two binary searches), and iteration
+//! is in key order.
 //! [`ChunkVec`] does the same for an append-only list; both keep their
 //! items in one chunk core.
 
@@ -107,9 +110,15 @@ impl<T: PartialEq> PartialEq for Chunks<T> {
 
 /// A sorted map of chunks shared between clones (see the module docs).
 pub struct ChunkMap<K, V> {
-    /// Non-empty sorted chunks; every key of a chunk is below every key of
-    /// the next one.
-    core: Chunks<(K, V)>,
+    /// Non-empty sorted chunks of shared entries; every key of a chunk is
+    /// below every key of the next one.
+    core: Chunks<Arc<(K, V)>>,
+}
+
+/// The value of an entry taken out of a map: moved out when nothing else
+/// shares the entry, else copied.
+fn take_value<K, V: Clone>(entry: Arc<(K, V)>) -> V {
+    Arc::try_unwrap(entry).map_or_else(|shared| shared.1.clone(), |(_, value)| value)
 }
 
 impl<K, V> Clone for ChunkMap<K, V> {
@@ -166,7 +175,7 @@ impl<K: Ord, V> ChunkMap<K, V> {
         let chunk_idx = self.chunk_for(key);
         let chunk = self.core.chunks.get(chunk_idx)?;
         chunk
-            .binary_search_by(|(k, _)| k.borrow().cmp(key))
+            .binary_search_by(|entry| entry.0.borrow().cmp(key))
             .ok()
             .map(|entry_idx| (chunk_idx, entry_idx))
     }
@@ -196,8 +205,8 @@ impl<K: Ord, V> ChunkMap<K, V> {
     pub fn get_index(&self, mut index: usize) -> Option<(&K, &V)> {
         for chunk in &self.core.chunks {
             if index < chunk.len() {
-                let (key, value) = &chunk[index];
-                return Some((key, value));
+                let entry = &chunk[index];
+                return Some((&entry.0, &entry.1));
             }
             index -= chunk.len();
         }
@@ -237,22 +246,28 @@ impl<K: Ord + Clone, V: Clone> ChunkMap<K, V> {
         Q: Ord + ?Sized,
     {
         let (chunk_idx, entry_idx) = self.find(key)?;
-        Some(&mut Arc::make_mut(&mut self.core.chunks[chunk_idx])[entry_idx].1)
+        let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
+        Some(&mut Arc::make_mut(&mut chunk[entry_idx]).1)
     }
 
     /// Inserts or replaces; returns the old value.
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
         if self.core.chunks.is_empty() {
-            self.core.chunks.push(Arc::new(vec![(key, value)]));
+            self.core
+                .chunks
+                .push(Arc::new(vec![Arc::new((key, value))]));
             self.core.len = 1;
             return None;
         }
         let chunk_idx = self.chunk_for(&key);
         let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
-        match chunk.binary_search_by(|(k, _)| k.cmp(&key)) {
-            Ok(entry_idx) => Some(std::mem::replace(&mut chunk[entry_idx].1, value)),
+        match chunk.binary_search_by(|entry| entry.0.cmp(&key)) {
+            Ok(entry_idx) => {
+                let old = std::mem::replace(&mut chunk[entry_idx], Arc::new((key, value)));
+                Some(take_value(old))
+            }
             Err(entry_idx) => {
-                chunk.insert(entry_idx, (key, value));
+                chunk.insert(entry_idx, Arc::new((key, value)));
                 self.core.len += 1;
                 if chunk.len() > 2 * CHUNK {
                     let upper = chunk.split_off(chunk.len() / 2);
@@ -269,7 +284,8 @@ impl<K: Ord + Clone, V: Clone> ChunkMap<K, V> {
             self.insert(key.clone(), make());
         }
         let (chunk_idx, entry_idx) = self.find(&key).expect("the key was just inserted");
-        &mut Arc::make_mut(&mut self.core.chunks[chunk_idx])[entry_idx].1
+        let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
+        &mut Arc::make_mut(&mut chunk[entry_idx]).1
     }
 
     /// Removes `key`; returns its value.
@@ -280,7 +296,7 @@ impl<K: Ord + Clone, V: Clone> ChunkMap<K, V> {
     {
         let (chunk_idx, entry_idx) = self.find(key)?;
         let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
-        let (_, value) = chunk.remove(entry_idx);
+        let value = take_value(chunk.remove(entry_idx));
         if chunk.is_empty() {
             self.core.chunks.remove(chunk_idx);
         }
@@ -290,9 +306,9 @@ impl<K: Ord + Clone, V: Clone> ChunkMap<K, V> {
 }
 
 /// One entry as a pair of references.
-type EntryRef<'a, K, V> = fn(&'a (K, V)) -> (&'a K, &'a V);
+type EntryRef<'a, K, V> = fn(&'a Arc<(K, V)>) -> (&'a K, &'a V);
 /// Every chunk's entries in turn, as pairs of references.
-type AllEntries<'a, K, V> = std::iter::Map<ChunkItems<'a, (K, V)>, EntryRef<'a, K, V>>;
+type AllEntries<'a, K, V> = std::iter::Map<ChunkItems<'a, Arc<(K, V)>>, EntryRef<'a, K, V>>;
 
 /// The entries of a [`ChunkMap`] in key order.
 pub struct Iter<'a, K, V> {
@@ -326,7 +342,7 @@ impl<'a, K, V> IntoIterator for &'a ChunkMap<K, V> {
     type IntoIter = Iter<'a, K, V>;
 
     fn into_iter(self) -> Iter<'a, K, V> {
-        fn pair<K, V>(entry: &(K, V)) -> (&K, &V) {
+        fn pair<K, V>(entry: &Arc<(K, V)>) -> (&K, &V) {
             (&entry.0, &entry.1)
         }
         Iter {
@@ -340,7 +356,7 @@ impl<K: Ord, V> FromIterator<(K, V)> for ChunkMap<K, V> {
         // Sorted and deduplicated (the last value wins) as a BTreeMap would.
         let sorted: BTreeMap<K, V> = entries.into_iter().collect();
         ChunkMap {
-            core: Chunks::from_items(sorted, CHUNK),
+            core: Chunks::from_items(sorted.into_iter().map(Arc::new), CHUNK),
         }
     }
 }
@@ -525,6 +541,35 @@ mod tests {
         let json = serde_json::to_string(&list).expect("serialize");
         let back: ChunkVec<u32> = serde_json::from_str(&json).expect("deserialize");
         assert_eq!(back, list);
+    }
+
+    /// A write to a clone copies the chunk it touches but shares that
+    /// chunk's other entries, keys and values, with the original.
+    #[test]
+    fn a_write_shares_the_untouched_entries_of_its_chunk() {
+        let map: ChunkMap<String, String> = (0..100)
+            .map(|n| (format!("key-{n:03}"), format!("value-{n}")))
+            .collect();
+        let mut copy = map.clone();
+        *copy.get_mut("key-005").expect("present") = "changed".into();
+        assert_eq!(
+            copy.insert("key-006".into(), "new".into()),
+            Some("value-6".into())
+        );
+        assert_eq!(copy.remove("key-007"), Some("value-7".to_string()));
+        assert_eq!(map.get("key-005").map(String::as_str), Some("value-5"));
+        assert_eq!(map.get("key-006").map(String::as_str), Some("value-6"));
+        assert_eq!(map.get("key-007").map(String::as_str), Some("value-7"));
+        assert_eq!(copy.get("key-005").map(String::as_str), Some("changed"));
+        let shared = |key: &str| {
+            let (mine, theirs) = (map.get(key).expect("map"), copy.get(key).expect("copy"));
+            std::ptr::eq(mine, theirs)
+        };
+        assert!(shared("key-004") && shared("key-008"));
+        assert!(!shared("key-005") && !shared("key-006"));
+        let (key_a, _) = map.get_index(4).expect("entry");
+        let (key_b, _) = copy.get_index(4).expect("entry");
+        assert!(std::ptr::eq(key_a, key_b));
     }
 
     /// The map agrees with a BTreeMap through inserts, replacements and

@@ -167,9 +167,9 @@ pub enum TraceEvent {
         /// The reconciler's result per group.
         desired_tg_updates: GroupUpdates,
         /// Per alloc: the set the reconciler put it in and why.
-        reasons: Vec<AllocReason>,
-        /// The plan in words.
-        plan: Vec<String>,
+        reasons: AllocReasons,
+        /// The plan in words (boxed: no spare capacity, and a smaller entry).
+        plan: Box<[String]>,
         /// Status after processing.
         status: String,
     },
@@ -235,8 +235,11 @@ pub enum TraceEvent {
 /// prints and iterates as the `BTreeMap<String, DesiredUpdates>` it stands for.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct GroupUpdates {
-    /// (group, counters), sorted by group, groups unique.
-    groups: Box<[(String, DesiredUpdates)]>,
+    /// (group, counters), sorted by group, groups unique; `None` when there
+    /// are none. Behind a thin pointer so that `EvalProcessed` stays below
+    /// the largest trace event (the size of every trace entry).
+    #[allow(clippy::box_collection)]
+    groups: Option<Box<Vec<(String, DesiredUpdates)>>>,
 }
 
 impl GroupUpdates {
@@ -245,32 +248,38 @@ impl GroupUpdates {
         Self::default()
     }
 
+    /// The (group, counters) list.
+    fn groups(&self) -> &[(String, DesiredUpdates)] {
+        self.groups.as_deref().map_or(&[], Vec::as_slice)
+    }
+
     /// Number of groups.
     pub fn len(&self) -> usize {
-        self.groups.len()
+        self.groups().len()
     }
 
     /// Whether there are no groups.
     pub fn is_empty(&self) -> bool {
-        self.groups.is_empty()
+        self.groups().is_empty()
     }
 
     /// The counters of `group`.
     pub fn get(&self, group: &str) -> Option<&DesiredUpdates> {
-        self.groups
+        let groups = self.groups();
+        groups
             .binary_search_by(|(name, _)| name.as_str().cmp(group))
             .ok()
-            .map(|index| &self.groups[index].1)
+            .map(|index| &groups[index].1)
     }
 
     /// (group, counters) in group order.
     pub fn iter(&self) -> GroupUpdatesIter<'_> {
-        self.groups.iter().map(group_pair)
+        self.groups().iter().map(group_pair)
     }
 
     /// The same counters as a `BTreeMap`.
     pub fn to_map(&self) -> BTreeMap<String, DesiredUpdates> {
-        self.groups.iter().cloned().collect()
+        self.groups().iter().cloned().collect()
     }
 }
 
@@ -304,8 +313,9 @@ impl FromIterator<(String, DesiredUpdates)> for GroupUpdates {
 
 impl From<BTreeMap<String, DesiredUpdates>> for GroupUpdates {
     fn from(map: BTreeMap<String, DesiredUpdates>) -> Self {
+        let groups: Vec<(String, DesiredUpdates)> = map.into_iter().collect();
         GroupUpdates {
-            groups: map.into_iter().collect(),
+            groups: (!groups.is_empty()).then(|| Box::new(groups)),
         }
     }
 }
@@ -347,6 +357,196 @@ pub struct AllocReason {
     pub set: String,
     /// Why, in words.
     pub reason: String,
+}
+
+/// The reasons of one processed eval ([`AllocReason`]s), packed: their
+/// texts in one buffer (a set or reason text that repeats within the eval
+/// is stored once), behind one pointer that is null when there are none.
+/// The history keeps one per processed eval, a reason per alloc the
+/// reconciler did not simply keep, where four `String`s each took about
+/// four times the room. It serializes, prints and compares as the
+/// `Vec<AllocReason>` it stands for; [`AllocReasons::iter`] yields owned
+/// [`AllocReason`]s.
+#[derive(Clone, Default)]
+pub struct AllocReasons {
+    packed: Option<Box<PackedReasons>>,
+}
+
+/// The texts and spans of [`AllocReasons`].
+#[derive(Clone)]
+struct PackedReasons {
+    /// Every distinct text, one after another.
+    text: Box<str>,
+    /// Per reason: (start, end) in `text` of its alloc, name, set and reason.
+    spans: Box<[[(u32, u32); 4]]>,
+}
+
+/// Set and reason texts already in the buffer that a new one may reuse:
+/// how many of the latest distinct ones are looked at.
+const REUSE_WINDOW: usize = 16;
+
+impl AllocReasons {
+    /// No reasons.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of reasons.
+    pub fn len(&self) -> usize {
+        self.packed.as_ref().map_or(0, |packed| packed.spans.len())
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The reason at `index`.
+    pub fn get(&self, index: usize) -> Option<AllocReason> {
+        let packed = self.packed.as_ref()?;
+        let spans = packed.spans.get(index)?;
+        let field =
+            |(start, end): (u32, u32)| packed.text[start as usize..end as usize].to_string();
+        Some(AllocReason {
+            alloc: field(spans[0]),
+            name: field(spans[1]),
+            set: field(spans[2]),
+            reason: field(spans[3]),
+        })
+    }
+
+    /// The reasons in order, each one rebuilt.
+    pub fn iter(&self) -> AllocReasonsIter<'_> {
+        AllocReasonsIter {
+            reasons: self,
+            next: 0,
+        }
+    }
+
+    /// The same reasons as a list.
+    pub fn to_vec(&self) -> Vec<AllocReason> {
+        self.iter().collect()
+    }
+}
+
+/// The iterator of [`AllocReasons`]: owned reasons, rebuilt one by one.
+#[derive(Clone)]
+pub struct AllocReasonsIter<'a> {
+    reasons: &'a AllocReasons,
+    next: usize,
+}
+
+impl Iterator for AllocReasonsIter<'_> {
+    type Item = AllocReason;
+
+    fn next(&mut self) -> Option<AllocReason> {
+        let reason = self.reasons.get(self.next)?;
+        self.next += 1;
+        Some(reason)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.reasons.len().saturating_sub(self.next);
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for AllocReasonsIter<'_> {}
+
+impl<'a> IntoIterator for &'a AllocReasons {
+    type Item = AllocReason;
+    type IntoIter = AllocReasonsIter<'a>;
+
+    fn into_iter(self) -> AllocReasonsIter<'a> {
+        self.iter()
+    }
+}
+
+impl<'a> FromIterator<&'a AllocReason> for AllocReasons {
+    fn from_iter<I: IntoIterator<Item = &'a AllocReason>>(reasons: I) -> Self {
+        let mut text = String::new();
+        let mut spans = Vec::new();
+        // Distinct set and reason texts so far, latest last.
+        let mut shared: Vec<(u32, u32)> = Vec::new();
+        let mut push = |text: &mut String, part: &str, reuse: bool| -> (u32, u32) {
+            if reuse
+                && let Some(span) = shared
+                    .iter()
+                    .rev()
+                    .take(REUSE_WINDOW)
+                    .find(|(start, end)| &text[*start as usize..*end as usize] == part)
+            {
+                return *span;
+            }
+            let start = text.len();
+            text.push_str(part);
+            // A step's texts stay far below 4 GiB.
+            let span = (
+                u32::try_from(start).unwrap_or(u32::MAX),
+                u32::try_from(text.len()).unwrap_or(u32::MAX),
+            );
+            if reuse {
+                shared.push(span);
+            }
+            span
+        };
+        for reason in reasons {
+            spans.push([
+                push(&mut text, &reason.alloc, false),
+                push(&mut text, &reason.name, false),
+                push(&mut text, &reason.set, true),
+                push(&mut text, &reason.reason, true),
+            ]);
+        }
+        if spans.is_empty() {
+            return AllocReasons::default();
+        }
+        AllocReasons {
+            packed: Some(Box::new(PackedReasons {
+                text: text.into_boxed_str(),
+                spans: spans.into_boxed_slice(),
+            })),
+        }
+    }
+}
+
+impl FromIterator<AllocReason> for AllocReasons {
+    fn from_iter<I: IntoIterator<Item = AllocReason>>(reasons: I) -> Self {
+        let reasons: Vec<AllocReason> = reasons.into_iter().collect();
+        reasons.iter().collect()
+    }
+}
+
+impl From<Vec<AllocReason>> for AllocReasons {
+    fn from(reasons: Vec<AllocReason>) -> Self {
+        reasons.iter().collect()
+    }
+}
+
+impl PartialEq for AllocReasons {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for AllocReasons {}
+
+impl std::fmt::Debug for AllocReasons {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for AllocReasons {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for AllocReasons {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Vec::<AllocReason>::deserialize(deserializer)?.into())
+    }
 }
 
 /// The first 8 characters of an ID, as Nomad's UI shows them.
@@ -526,7 +726,7 @@ impl TraceEvent {
                         reason.set
                     );
                 }
-                for item in plan {
+                for item in plan.iter() {
                     let _ = write!(text, " | plan: {item}");
                 }
                 ("sched".into(), "eval-processed", text)
@@ -636,4 +836,53 @@ pub fn trace_text(entries: &[TraceEntry]) -> String {
         text.push('\n');
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AllocReason, AllocReasons, TraceEntry};
+
+    fn reason(alloc: &str, name: &str, set: &str, why: &str) -> AllocReason {
+        AllocReason {
+            alloc: alloc.into(),
+            name: name.into(),
+            set: set.into(),
+            reason: why.into(),
+        }
+    }
+
+    /// Packed reasons give back what went in, in order, and serialize,
+    /// print and compare as the list they stand for.
+    #[test]
+    fn packed_reasons_read_back_as_the_list() {
+        let list = vec![
+            reason("a1-uuid", "web.web[0]", "lost -> stop", "node down"),
+            reason("a2-uuid", "web.web[1]", "lost -> stop", "node down"),
+            reason("", "", "", ""),
+            reason("a3-uuid", "web.web[2]", "untainted -> migrate", "node down"),
+        ];
+        let packed = AllocReasons::from(list.clone());
+        assert_eq!(packed.len(), 4);
+        assert_eq!(packed.to_vec(), list);
+        assert_eq!(packed.get(3), Some(list[3].clone()));
+        assert_eq!(packed.get(4), None);
+        assert_eq!(format!("{packed:?}"), format!("{list:?}"));
+        let json = serde_json::to_string(&packed).expect("serialize");
+        assert_eq!(json, serde_json::to_string(&list).expect("serialize"));
+        let back: AllocReasons = serde_json::from_str(&json).expect("deserialize");
+        assert_eq!(back, packed);
+        assert_ne!(back, AllocReasons::from(list[..3].to_vec()));
+        let empty = AllocReasons::new();
+        assert!(empty.is_empty());
+        assert_eq!(serde_json::to_string(&empty).expect("serialize"), "[]");
+        assert_eq!(AllocReasons::from(Vec::new()), empty);
+    }
+
+    /// The history keeps every entry: the common entry stays small (on
+    /// 64-bit targets; WebAssembly's are smaller still).
+    #[test]
+    fn a_trace_entry_takes_at_most_152_bytes() {
+        let size = std::mem::size_of::<TraceEntry>();
+        assert!(size <= 152, "{size} bytes");
+    }
 }

@@ -172,3 +172,38 @@ test('the overlay does not move under prefers-reduced-motion, and wide screens k
   assert.deepEqual(wide.errors, []);
   await wide.context.close();
 });
+
+test('sequence labels stay inside the diagram: notes on the right-hand lanes sit left of them, long ones wrap', async () => {
+  const { page, errors, context } = await openLesson('canary-manual-promote');
+  await stepTo(page, 8);
+  const sequence = page.getByTestId('sequence');
+  // The operator's refused promotion (a note on the leader's lane) and the broker's reconcile notes.
+  const refused = sequence.getByTestId('seq-event').filter({ hasText: 'operator Deployment.Promote' });
+  await refused.first().waitFor();
+  assert.match(await refused.first().locator('text').textContent(), /healthy allocations$/, 'the whole refusal is drawn');
+  assert.ok(await sequence.getByTestId('seq-event').filter({ hasText: /^reconcile / }).count() > 0);
+  const { svg, outside } = await sequence.locator('svg').evaluate((svg) => {
+    const box = svg.getBoundingClientRect();
+    const outside = [];
+    for (const text of svg.querySelectorAll('[data-testid="seq-event"] text')) {
+      const r = text.getBoundingClientRect();
+      if (r.left < box.left || r.right > box.right) outside.push(`${text.textContent} (${r.left}-${r.right})`);
+    }
+    return { svg: [box.left, box.right], outside };
+  });
+  assert.deepEqual(outside, [], `labels within the diagram ${svg}`);
+  // A wrapped label's lines do not run into the next row's label.
+  const overlaps = await sequence.locator('svg').evaluate((svg) => {
+    const rows = [...svg.querySelectorAll('[data-testid="seq-event"] text')].map((t) => t.getBoundingClientRect());
+    const found = [];
+    for (let i = 1; i < rows.length; i++) {
+      const [a, b] = [rows[i - 1], rows[i]];
+      const apart = a.right <= b.left || b.right <= a.left || a.bottom <= b.top + 1;
+      if (!apart) found.push(i);
+    }
+    return found;
+  });
+  assert.deepEqual(overlaps, []);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -216,6 +216,28 @@ test('failing a task and updating a job are dispatched to the simulation', async
   await context.close();
 });
 
+test('a job can be stopped and reverted to the version that ran (Job.Revert)', async () => {
+  const { page, errors, context } = await openLesson('disconnect-reconnect-best-score');
+  const job = page.getByTestId('job-web');
+  const version = job.getByTestId('job-version');
+  assert.equal(await job.getByTestId('job-revert').count(), 0, 'nothing to revert to at v0');
+  await job.getByTestId('job-new-version').click();
+  assert.equal(await version.textContent(), 'v1');
+  assert.equal(await job.getByTestId('job-revert').textContent(), 'Revert to v0');
+  // Nomad's deregister writes a stopped copy as a new version.
+  await job.getByTestId('job-stop').click();
+  assert.equal(await version.textContent(), 'v2');
+  assert.equal(await job.getByTestId('job-stop').isDisabled(), true);
+  assert.equal(await job.getByTestId('job-revert').textContent(), 'Revert to v1', 'the newest version that ran');
+  await job.getByTestId('job-revert').click();
+  assert.equal(await version.textContent(), 'v3');
+  assert.equal(await job.getByTestId('job-stop').isDisabled(), false, 'the revert started the job again');
+  if (await page.getByTestId('show-full-trace').count() > 0) await page.getByTestId('show-full-trace').click();
+  assert.match(await page.getByTestId('trace-text').textContent(), /call-accepted\s+Job\.Revert from operator: reverting web to the spec of version 1/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('the browser and the native CLI produce the same trace, byte for byte', async () => {
   const cli = process.env.NATIVE_CLI || path.join(ROOT, 'target', 'debug', 'nomad-playground');
   for (const id of ['pr-15068-heartbeat-order', 'issue-14925']) {

@@ -91,6 +91,17 @@ pub fn App() -> Html {
             <div class="message" role="alert" data-testid="message">{ message }</div>
         }
     });
+    // What the panels that need not change at every step render from.
+    let session = state.session.get();
+    let view = session.view();
+    let compare_deps = (
+        state.compare.clone(),
+        state.compare.is_some().then(|| state.session.clone()),
+        view.profile.clone(),
+        view.profiles.clone(),
+    );
+    let inspector_deps = (state.selection != crate::state::Selection::None)
+        .then(|| (state.session.clone(), state.selection.clone()));
     let body = match state.screen {
         Screen::Lessons => {
             html! { <main class="lessons-page"><LessonList state={state.clone()} /></main> }
@@ -99,11 +110,11 @@ pub fn App() -> Html {
             <main class="main">
                 <div class="column-left">
                     <ClusterPanel state={state.clone()} />
-                    <JobsPanel state={state.clone()} />
+                    <JobsPanel state={state.clone()} deps={view.jobs.clone()} />
                     <ScriptEditor state={state.clone()} />
                 </div>
                 <div class="column-center">
-                    <ComparePanel state={state.clone()} />
+                    <ComparePanel state={state.clone()} deps={compare_deps} />
                     <SequenceDiagram state={state.clone()} />
                     <CallDock state={state.clone()} />
                     <TraceLog state={state.clone()} />
@@ -116,10 +127,10 @@ pub fn App() -> Html {
                        data-testid="details" aria-label="Details" onkeydown={on_details_key}>
                     <button class="details-close" data-testid="details-close" aria-label="Close details"
                             onclick={show_details(false)}>{ "✕ Close" }</button>
-                    <LessonCard state={state.clone()} />
-                    <EvalQueue state={state.clone()} />
-                    <Inspector state={state.clone()} />
-                    <ExplorePanel state={state.clone()} />
+                    <LessonCard state={state.clone()} deps={view.notes.clone()} />
+                    <EvalQueue state={state.clone()} deps={(view.evals.clone(), state.selection.clone())} />
+                    <Inspector state={state.clone()} deps={inspector_deps} />
+                    <ExplorePanel state={state.clone()} deps={(view.profile.clone(), view.profiles.clone())} />
                 </aside>
             </main>
         },

@@ -137,7 +137,7 @@ impl Server {
         };
         let mut of_job: Vec<_> = deployments.values().filter(|d| d.job_id == job).collect();
         if !of_job.is_empty() {
-            of_job.sort_by_key(|d| d.create_index);
+            crate::cold_sort::sort_by_key(&mut of_job, |d| d.create_index);
             let found = match ordinal {
                 Some(n) => of_job.get(n),
                 None => of_job.last(),

@@ -186,6 +186,15 @@ pub fn CallDock(props: &CallDockProps) -> Html {
     let session = state.session.get();
     let view = session.view();
     let dispatcher = state.dispatcher();
+    // Each node's calls, found in one pass; the rows share one copy of the keyboard state.
+    let mut by_node: BTreeMap<&str, Vec<CallView>> = BTreeMap::new();
+    for call in &view.calls {
+        by_node
+            .entry(call.node_id.as_str())
+            .or_default()
+            .push(call.clone());
+    }
+    let keys = std::rc::Rc::new(keys);
     html! {
         <section class="panel call-dock" data-testid="call-dock" aria-label="Calls in flight">
             <h2 class="panel-title">{ "Calls in flight" }</h2>
@@ -193,7 +202,7 @@ pub fn CallDock(props: &CallDockProps) -> Html {
                 { if keys.announce.is_empty() { "Tab to a call, then Space to pick it up and arrows to move it" } else { keys.announce.as_str() } }
             </p>
             { for view.nodes.iter().map(|node| {
-                let calls: Vec<CallView> = view.calls.iter().filter(|c| c.node_id == node.id).cloned().collect();
+                let calls = by_node.remove(node.id.as_str()).unwrap_or_default();
                 html! { <DockRow key={node.id.as_str()} node_id={node.id.clone()} name={node.name.clone()} {calls} keys={keys.clone()} dispatcher={dispatcher.clone()} /> }
             }) }
         </section>
@@ -207,7 +216,7 @@ struct DockRowProps {
     name: String,
     /// The node's calls, in send order.
     calls: Vec<CallView>,
-    keys: DockKeys,
+    keys: std::rc::Rc<DockKeys>,
     dispatcher: UseReducerDispatcher<AppState>,
 }
 

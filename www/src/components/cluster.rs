@@ -83,7 +83,7 @@ pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
         };
         html! {
             <NodeCard key={node.id.clone()} node={(*node).clone()} index={*index}
-                      selected={state.selection == Selection::Node(node.id.clone())}
+                      selected={matches!(&state.selection, Selection::Node(id) if *id == node.id)}
                       {selected_alloc} dispatcher={dispatcher.clone()} />
         }
     };

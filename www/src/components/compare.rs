@@ -9,11 +9,30 @@ use nomad_playground::playground::Command;
 use nomad_playground::view::PlaygroundView;
 use yew::prelude::*;
 
+/// What [`ComparePanel`] renders from.
+pub type CompareDeps = (
+    Option<crate::state::Session>,
+    Option<crate::state::Session>,
+    String,
+    Vec<String>,
+);
+
 /// Properties of [`ComparePanel`].
-#[derive(Properties, PartialEq)]
+#[derive(Properties)]
 pub struct ComparePanelProps {
-    /// The app state.
+    /// The app state (read when rendering and in callbacks: the handle
+    /// always gives the newest state).
     pub state: UseReducerHandle<AppState>,
+    /// Run B's session, run A's session while B is on, A's profile and the
+    /// profiles to pick from: everything the panel shows depends on.
+    pub deps: CompareDeps,
+}
+
+impl PartialEq for ComparePanelProps {
+    /// Only `deps`: a step that changes nothing the panel shows skips it.
+    fn eq(&self, other: &Self) -> bool {
+        self.deps == other.deps
+    }
 }
 
 fn change_class(change: Change) -> &'static str {

@@ -5,10 +5,23 @@ use nomad_playground::view::EvalView;
 use yew::prelude::*;
 
 /// Properties of [`EvalQueue`].
-#[derive(Properties, PartialEq)]
+#[derive(Properties)]
 pub struct EvalQueueProps {
-    /// The app state.
+    /// The app state (read when rendering and in callbacks: the handle
+    /// always gives the newest state).
     pub state: UseReducerHandle<AppState>,
+    /// The evaluations and the selection (the queue renders only from them).
+    pub deps: (
+        Vec<nomad_playground::view::EvalView>,
+        crate::state::Selection,
+    ),
+}
+
+impl PartialEq for EvalQueueProps {
+    /// Only `deps`: a step that changes nothing the panel shows skips it.
+    fn eq(&self, other: &Self) -> bool {
+        self.deps == other.deps
+    }
 }
 
 /// Evaluations grouped by status, newest last.

@@ -13,10 +13,21 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 /// Properties of [`ExplorePanel`].
-#[derive(Properties, PartialEq)]
+#[derive(Properties)]
 pub struct ExplorePanelProps {
-    /// The app state.
+    /// The app state (read when rendering and in callbacks: the handle
+    /// always gives the newest state).
     pub state: UseReducerHandle<AppState>,
+    /// The run's profile and the profiles to pick from (all the panel reads
+    /// from the view; its callbacks read the state when used).
+    pub deps: (String, Vec<String>),
+}
+
+impl PartialEq for ExplorePanelProps {
+    /// Only `deps`: a step that changes nothing the panel shows skips it.
+    fn eq(&self, other: &Self) -> bool {
+        self.deps == other.deps
+    }
 }
 
 /// What the user set up.

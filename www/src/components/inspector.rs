@@ -9,10 +9,21 @@ use nomad_playground::view::{AllocView, EvalView, NodeView};
 use yew::prelude::*;
 
 /// Properties of [`Inspector`].
-#[derive(Properties, PartialEq)]
+#[derive(Properties)]
 pub struct InspectorProps {
-    /// The app state.
+    /// The app state (read when rendering and in callbacks: the handle
+    /// always gives the newest state).
     pub state: UseReducerHandle<AppState>,
+    /// The session and the selection, or `None` when nothing is selected (the
+    /// inspector then shows the same hint at every step).
+    pub deps: Option<(crate::state::Session, crate::state::Selection)>,
+}
+
+impl PartialEq for InspectorProps {
+    /// Only `deps`: a step that changes nothing the panel shows skips it.
+    fn eq(&self, other: &Self) -> bool {
+        self.deps == other.deps
+    }
 }
 
 /// The inspector panel.

@@ -1,5 +1,5 @@
 //! The jobs panel: each job's version and groups, with the user's job
-//! actions (new version, scale, stop), and the job's latest deployment with
+//! actions (new version, scale, stop, revert), and the job's latest deployment with
 //! the operator's deployment calls (promote, pause, resume, fail).
 
 use crate::state::{Action, AppState};
@@ -9,10 +9,20 @@ use nomad_playground::view::{DeploymentView, JobView};
 use yew::prelude::*;
 
 /// Properties of [`JobsPanel`].
-#[derive(Properties, PartialEq)]
+#[derive(Properties)]
 pub struct JobsPanelProps {
-    /// The app state.
+    /// The app state (read when rendering and in callbacks: the handle
+    /// always gives the newest state).
     pub state: UseReducerHandle<AppState>,
+    /// The jobs shown (the panel renders only from them).
+    pub deps: Vec<nomad_playground::view::JobView>,
+}
+
+impl PartialEq for JobsPanelProps {
+    /// Only `deps`: a step that changes nothing the panel shows skips it.
+    fn eq(&self, other: &Self) -> bool {
+        self.deps == other.deps
+    }
 }
 
 /// The jobs panel.
@@ -53,6 +63,9 @@ fn job_row(job: &JobView, state: &UseReducerHandle<AppState>) -> Html {
             <div class="actions">
                 <button data-testid="job-new-version" onclick={act(new_version)} title="Register a new version with a changed task config (a destructive update)">{ "New version" }</button>
                 <button data-testid="job-stop" onclick={act(ScriptAction::StopJob { job: job.id.clone() })} disabled={job.stopped}>{ "Stop job" }</button>
+                { for job.revert_to.map(|version| html! {
+                    <button data-testid="job-revert" onclick={act(ScriptAction::RevertJob { job: job.id.clone(), version, enforce_prior_version: Some(job.version) })} title={format!("nomad job revert {} {version}: register version {version}'s spec again as a new version", job.id)}>{ format!("Revert to v{version}") }</button>
+                }) }
             </div>
             { for job.groups.iter().map(|(group, count)| {
                 let scale = |count: u64| ScriptAction::UpdateJob {

@@ -77,10 +77,20 @@ fn summary(json: &str) -> (String, String) {
 }
 
 /// Properties of [`LessonCard`].
-#[derive(Properties, PartialEq)]
+#[derive(Properties)]
 pub struct LessonCardProps {
-    /// The app state.
+    /// The app state (read when rendering and in callbacks: the handle
+    /// always gives the newest state).
     pub state: UseReducerHandle<AppState>,
+    /// The notes shown (the card renders only from them).
+    pub deps: Vec<String>,
+}
+
+impl PartialEq for LessonCardProps {
+    /// Only `deps`: a step that changes nothing the panel shows skips it.
+    fn eq(&self, other: &Self) -> bool {
+        self.deps == other.deps
+    }
 }
 
 /// The narration beside the stage: the scenario's description and the

@@ -42,88 +42,19 @@ pub fn ScriptEditor(props: &ScriptEditorProps) -> Html {
     };
     let cursor = session.session().cursor();
     let narration = session.narration();
-    let len = script.lines.len();
 
-    let edit = |make: Box<dyn Fn() -> ScriptEdit>| {
-        let state = state.clone();
-        let editing = editing.clone();
-        Callback::from(move |_: MouseEvent| {
-            editing.set(None);
-            state.dispatch(Action::Core(Command::EditScript(make())));
-        })
+    let ctx = LineCtx {
+        dispatcher: state.dispatcher(),
+        editing: editing.clone(),
+        draft: draft.clone(),
+        problem: problem.clone(),
     };
     let line_html = |line: &ScriptLine| {
         let index = line.index;
         let is_editing = *editing == Some(index);
-        let start_edit = {
-            let editing = editing.clone();
-            let draft = draft.clone();
-            let problem = problem.clone();
-            let json = line.json.clone();
-            Callback::from(move |_: MouseEvent| {
-                draft.set(json.clone());
-                problem.set(None);
-                editing.set(Some(index));
-            })
-        };
-        let save = {
-            let state = state.clone();
-            let editing = editing.clone();
-            let draft = draft.clone();
-            let problem = problem.clone();
-            Callback::from(move |_: MouseEvent| match parse_action(&draft) {
-                Ok(action) => {
-                    editing.set(None);
-                    problem.set(None);
-                    state.dispatch(Action::Core(Command::EditScript(ScriptEdit::Replace {
-                        index,
-                        action,
-                    })));
-                }
-                Err(err) => problem.set(Some(format!("action {}: {err}", index + 1))),
-            })
-        };
-        let cancel = {
-            let editing = editing.clone();
-            Callback::from(move |_: MouseEvent| editing.set(None))
-        };
-        let on_draft = {
-            let draft = draft.clone();
-            Callback::from(move |event: InputEvent| {
-                let input: web_sys::HtmlInputElement = event.target_unchecked_into();
-                draft.set(input.value());
-            })
-        };
-        let current = index + 1 == cursor;
-        let done = index < cursor;
-        let label = &line.label;
         html! {
-            <li class={classes!("script-line", done.then_some("done"), current.then_some("current"))}
-                data-testid={format!("script-line-{index}")} data-kind={line.kind.clone()}
-                aria-current={if current { "step" } else { "false" }}>
-                <span class="script-step mono" aria-hidden="true">{ if done { "✓" } else { "·" } }{ index + 1 }</span>
-                { if is_editing { html! {
-                    <span class="script-edit-form">
-                        <input class="mono" data-testid="script-json" value={(*draft).clone()} oninput={on_draft}
-                               aria-label={format!("JSON of action {}", index + 1)} />
-                        <button data-testid="script-save" onclick={save} aria-label={format!("Save action {}", index + 1)}>{ "Save" }</button>
-                        <button data-testid="script-cancel" onclick={cancel} aria-label="Cancel editing">{ "Cancel" }</button>
-                    </span>
-                } } else { html! {
-                    <>
-                        <span class="script-label mono" title={line.json.clone()}>{ label }</span>
-                        <span class="script-buttons">
-                            <button data-testid="script-edit" onclick={start_edit} aria-label={format!("Edit action {}: {label}", index + 1)} title="Edit">{ "✎" }</button>
-                            <button data-testid="script-up" disabled={index == 0} onclick={edit(Box::new(move || ScriptEdit::Move { from: index, to: index.saturating_sub(1) }))}
-                                    aria-label={format!("Move action {} earlier", index + 1)} title="Move earlier">{ "↑" }</button>
-                            <button data-testid="script-down" disabled={index + 1 >= len} onclick={edit(Box::new(move || ScriptEdit::Move { from: index, to: index + 1 }))}
-                                    aria-label={format!("Move action {} later", index + 1)} title="Move later">{ "↓" }</button>
-                            <button data-testid="script-remove" onclick={edit(Box::new(move || ScriptEdit::Remove { index }))}
-                                    aria-label={format!("Remove action {}: {label}", index + 1)} title="Remove">{ "✕" }</button>
-                        </span>
-                    </>
-                } } }
-            </li>
+            <ScriptLineRow key={index} script={script.clone()} {index} current={index + 1 == cursor}
+                           done={index < cursor} draft={is_editing.then(|| (*draft).clone())} ctx={ctx.clone()} />
         }
     };
     let add = {
@@ -187,5 +118,138 @@ pub fn ScriptEditor(props: &ScriptEditorProps) -> Html {
                 </div>
             } } }
         </section>
+    }
+}
+
+/// The editor's handles a line's buttons use. They read the newest state
+/// when used, so they never make a line render again (see the `PartialEq`).
+#[derive(Clone)]
+struct LineCtx {
+    dispatcher: UseReducerDispatcher<AppState>,
+    editing: UseStateHandle<Option<usize>>,
+    draft: UseStateHandle<String>,
+    problem: UseStateHandle<Option<String>>,
+}
+
+impl PartialEq for LineCtx {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+/// Properties of [`ScriptLineRow`].
+#[derive(Properties, PartialEq)]
+struct ScriptLineRowProps {
+    /// The script view (the same `Rc` while the log is unchanged).
+    script: std::rc::Rc<nomad_playground::script_view::ScriptView>,
+    /// Which line.
+    index: usize,
+    /// Whether the line is the step just applied.
+    current: bool,
+    /// Whether the line has been applied.
+    done: bool,
+    /// The editor's text, when this line is being edited.
+    draft: Option<String>,
+    ctx: LineCtx,
+}
+
+/// One action of the script. A component of its own so that a step
+/// re-renders only the lines whose marks change.
+#[component]
+fn ScriptLineRow(props: &ScriptLineRowProps) -> Html {
+    let ScriptLineRowProps {
+        script,
+        index,
+        current,
+        done,
+        ctx,
+        ..
+    } = props;
+    let (index, current, done) = (*index, *current, *done);
+    let Some(line) = script.lines.get(index) else {
+        return html! {};
+    };
+    let len = script.lines.len();
+    let LineCtx {
+        dispatcher: state,
+        editing,
+        draft,
+        problem,
+    } = ctx;
+    let edit = |make: Box<dyn Fn() -> ScriptEdit>| {
+        let state = state.clone();
+        let editing = editing.clone();
+        Callback::from(move |_: MouseEvent| {
+            editing.set(None);
+            state.dispatch(Action::Core(Command::EditScript(make())));
+        })
+    };
+    let start_edit = {
+        let editing = editing.clone();
+        let draft = draft.clone();
+        let problem = problem.clone();
+        let json = line.json.clone();
+        Callback::from(move |_: MouseEvent| {
+            draft.set(json.clone());
+            problem.set(None);
+            editing.set(Some(index));
+        })
+    };
+    let save = {
+        let state = state.clone();
+        let editing = editing.clone();
+        let draft = draft.clone();
+        let problem = problem.clone();
+        Callback::from(move |_: MouseEvent| match parse_action(&draft) {
+            Ok(action) => {
+                editing.set(None);
+                problem.set(None);
+                state.dispatch(Action::Core(Command::EditScript(ScriptEdit::Replace {
+                    index,
+                    action,
+                })));
+            }
+            Err(err) => problem.set(Some(format!("action {}: {err}", index + 1))),
+        })
+    };
+    let cancel = {
+        let editing = editing.clone();
+        Callback::from(move |_: MouseEvent| editing.set(None))
+    };
+    let on_draft = {
+        let draft = draft.clone();
+        Callback::from(move |event: InputEvent| {
+            let input: web_sys::HtmlInputElement = event.target_unchecked_into();
+            draft.set(input.value());
+        })
+    };
+    let label = &line.label;
+    html! {
+        <li class={classes!("script-line", done.then_some("done"), current.then_some("current"))}
+            data-testid={format!("script-line-{index}")} data-kind={line.kind.clone()}
+            aria-current={if current { "step" } else { "false" }}>
+            <span class="script-step mono" aria-hidden="true">{ if done { "✓" } else { "·" } }{ index + 1 }</span>
+            { if let Some(text) = &props.draft { html! {
+                <span class="script-edit-form">
+                    <input class="mono" data-testid="script-json" value={text.clone()} oninput={on_draft}
+                           aria-label={format!("JSON of action {}", index + 1)} />
+                    <button data-testid="script-save" onclick={save} aria-label={format!("Save action {}", index + 1)}>{ "Save" }</button>
+                    <button data-testid="script-cancel" onclick={cancel} aria-label="Cancel editing">{ "Cancel" }</button>
+                </span>
+            } } else { html! {
+                <>
+                    <span class="script-label mono" title={line.json.clone()}>{ label }</span>
+                    <span class="script-buttons">
+                        <button data-testid="script-edit" onclick={start_edit} aria-label={format!("Edit action {}: {label}", index + 1)} title="Edit">{ "✎" }</button>
+                        <button data-testid="script-up" disabled={index == 0} onclick={edit(Box::new(move || ScriptEdit::Move { from: index, to: index.saturating_sub(1) }))}
+                                aria-label={format!("Move action {} earlier", index + 1)} title="Move earlier">{ "↑" }</button>
+                        <button data-testid="script-down" disabled={index + 1 >= len} onclick={edit(Box::new(move || ScriptEdit::Move { from: index, to: index + 1 }))}
+                                aria-label={format!("Move action {} later", index + 1)} title="Move later">{ "↓" }</button>
+                        <button data-testid="script-remove" onclick={edit(Box::new(move || ScriptEdit::Remove { index }))}
+                                aria-label={format!("Remove action {}: {label}", index + 1)} title="Remove">{ "✕" }</button>
+                    </span>
+                </>
+            } } }
+        </li>
     }
 }

@@ -17,10 +17,27 @@ const LANE_WIDTH: f64 = 150.0;
 const ROW_HEIGHT: f64 = 26.0;
 const HEAD_HEIGHT: f64 = 30.0;
 
-/// The diagram, drawn as SVG with a table twin for screen readers.
+/// How far beyond the visible part of the diagram rows are drawn, in pixels.
+const OVERSCAN: f64 = 400.0;
+/// The scroll position is noted in steps of this many pixels (a re-render
+/// each time it crosses one), well under [`OVERSCAN`].
+const SCROLL_STEP: i32 = 100;
+
+/// The diagram, drawn as SVG with a table twin for screen readers. Only the
+/// rows in and near the scrolled-to part are drawn (the SVG keeps its whole
+/// size): a step then adds and removes a few dozen elements, not hundreds.
 #[component]
 pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
     let state = props.state.clone();
+    // The scroll container's top (in steps of `SCROLL_STEP`) and height, once scrolled.
+    let scroll = use_state_eq(|| (0, 0));
+    let on_scroll = {
+        let scroll = scroll.clone();
+        Callback::from(move |event: Event| {
+            let element: web_sys::Element = event.target_unchecked_into();
+            scroll.set((element.scroll_top() / SCROLL_STEP, element.client_height()));
+        })
+    };
     let session = state.session.get();
     let view = session.view();
     let mut lanes: Vec<(String, String)> = view
@@ -40,29 +57,43 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
         LANE_WIDTH * index as f64 + LANE_WIDTH / 2.0
     };
     let width = LANE_WIDTH * lanes.len() as f64;
-    let height = HEAD_HEIGHT + ROW_HEIGHT * (view.sequence.len() as f64 + 1.0);
     // Rows sit at their position in the whole diagram, shifted up by the
     // events left out: a step adds rows and drops the oldest, and the rows
     // in between keep their props (keyed, so Yew leaves them alone).
     let hidden = view.sequence_hidden;
+    let shift = ROW_HEIGHT * hidden as f64;
+    let (top, seen) = *scroll;
+    let top = f64::from(top * SCROLL_STEP);
+    // Before the first scroll event the height is not known: assume a tall window.
+    let seen = if seen > 0 { f64::from(seen) } else { 1200.0 };
+    let (from, to) = (top - OVERSCAN, top + seen + OVERSCAN);
     let dispatcher = state.dispatcher();
-    let row = |(index, event): (usize, &SeqEventView)| {
+    // A wrapped label makes its row taller by its extra lines, and moves the rows below it down.
+    let mut extra = 0.0;
+    let mut rows = Vec::new();
+    for (index, event) in view.sequence.iter().enumerate() {
         let index = hidden + index;
-        html! {
-            <SeqRow key={index} event={event.clone()} x1={lane_x(&event.from)} x2={lane_x(&event.to)}
-                    y={HEAD_HEIGHT + ROW_HEIGHT * (index as f64 + 0.7)} current={event.step == view.step}
-                    dispatcher={dispatcher.clone()} />
+        let (x1, x2) = (lane_x(&event.from), lane_x(&event.to));
+        let grow = LINE_HEIGHT * (label_lines(&event.label, x1, x2, width) - 1) as f64;
+        let y = HEAD_HEIGHT + ROW_HEIGHT * (index as f64 + 0.7) + extra + grow / 2.0;
+        extra += grow;
+        if (from..=to).contains(&(y - shift)) {
+            rows.push(html! {
+                <SeqRow key={index} event={event.clone()} {x1} {x2} {y} {width} current={event.step == view.step}
+                        dispatcher={dispatcher.clone()} />
+            });
         }
-    };
+    }
+    let height = HEAD_HEIGHT + ROW_HEIGHT * (view.sequence.len() as f64 + 1.0) + extra;
     html! {
         <section class="panel sequence" data-testid="sequence" aria-label="Sequence diagram">
             <h2 class="panel-title">{ "Sequence" }</h2>
-            <div class="sequence-scroll">
+            <div class="sequence-scroll" onscroll={on_scroll}>
                 <svg width={width.to_string()} height={height.to_string()} role="img"
                      aria-label={format!("sequence diagram with {} events", view.sequence.len())}>
                     <SeqLanes lanes={lanes.clone()} {height} />
-                    <g transform={format!("translate(0,{})", -ROW_HEIGHT * hidden as f64)}>
-                        { for view.sequence.iter().enumerate().map(row) }
+                    <g transform={format!("translate(0,{})", -shift)}>
+                        { for rows }
                     </g>
                 </svg>
             </div>
@@ -102,18 +133,125 @@ struct SeqRowProps {
     x1: f64,
     x2: f64,
     y: f64,
+    /// The diagram's width (labels stay inside it).
+    width: f64,
     /// Whether the event belongs to the current step.
     current: bool,
     dispatcher: UseReducerDispatcher<AppState>,
+}
+
+/// Width of one character of the diagram's 11 px monospace font, rounded
+/// up (bold is as wide in a monospace font).
+const CHAR_WIDTH: f64 = 6.8;
+/// Height of one line of a wrapped label.
+const LINE_HEIGHT: f64 = 12.0;
+/// Space kept between a label and the diagram's edge.
+const EDGE: f64 = 4.0;
+
+/// Where a label goes: its anchor point, `text-anchor`, and its lines (a
+/// label wider than the room it has is wrapped at spaces). A note's label
+/// sits beside its lane, on the side with more room; an arrow's is centred
+/// over the arrow, pushed back inside the diagram when it would cross an edge.
+fn place_label(label: &str, x1: f64, x2: f64, width: f64) -> (f64, &'static str, Vec<String>) {
+    let chars = label.chars().count() as f64;
+    let (x, anchor, room) = if x1 == x2 {
+        let left = x1 - 8.0 - EDGE;
+        let right = width - x1 - 8.0 - EDGE;
+        if right >= chars * CHAR_WIDTH || right >= left {
+            (x1 + 8.0, "start", right)
+        } else {
+            (x1 - 8.0, "end", left)
+        }
+    } else {
+        let centre = (x1 + x2) / 2.0;
+        let half = chars * CHAR_WIDTH / 2.0;
+        if centre - half < EDGE {
+            (EDGE, "start", width - 2.0 * EDGE)
+        } else if centre + half > width - EDGE {
+            (width - EDGE, "end", width - 2.0 * EDGE)
+        } else {
+            (centre, "middle", width)
+        }
+    };
+    let per_line = ((room / CHAR_WIDTH).floor() as usize).max(12);
+    (x, anchor, wrap(label, per_line))
+}
+
+/// How many lines [`place_label`] makes of a label (without building them
+/// when it fits on one).
+fn label_lines(label: &str, x1: f64, x2: f64, width: f64) -> usize {
+    let chars = label.chars().count() as f64;
+    let fits = if x1 == x2 {
+        chars * CHAR_WIDTH <= (x1 - 8.0 - EDGE).max(width - x1 - 8.0 - EDGE)
+    } else {
+        chars * CHAR_WIDTH <= width - 2.0 * EDGE
+    };
+    if fits {
+        1
+    } else {
+        place_label(label, x1, x2, width).2.len()
+    }
+}
+
+/// Splits `text` into lines of at most `per_line` characters, at spaces
+/// where it can (a longer word is cut).
+fn wrap(text: &str, per_line: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    let mut len = 0;
+    for word in text.split(' ') {
+        let mut word: Vec<char> = word.chars().collect();
+        if len > 0 && len + 1 + word.len() <= per_line {
+            line.push(' ');
+            line.extend(&word);
+            len += 1 + word.len();
+            continue;
+        }
+        if len > 0 {
+            lines.push(std::mem::take(&mut line));
+        }
+        while word.len() > per_line {
+            let rest = word.split_off(per_line);
+            lines.push(word.into_iter().collect());
+            word = rest;
+        }
+        len = word.len();
+        line = word.into_iter().collect();
+    }
+    lines.push(line);
+    lines
+}
+
+/// A label's `<text>`: one line, or one `<tspan>` per line of a wrapped label,
+/// centred on `y`.
+fn label_text(label: &str, x1: f64, x2: f64, y: f64, width: f64) -> Html {
+    let (x, anchor, lines) = place_label(label, x1, x2, width);
+    let x = x.to_string();
+    if lines.len() == 1 {
+        return html! { <text x={x} y={y.to_string()} text-anchor={anchor}>{ label }</text> };
+    }
+    let first = y - LINE_HEIGHT * (lines.len() - 1) as f64 / 2.0;
+    html! {
+        <text x={x.clone()} y={first.to_string()} text-anchor={anchor}>
+            { for lines.into_iter().enumerate().map(|(i, line)| html! {
+                <tspan x={x.clone()} dy={if i == 0 { "0".to_string() } else { LINE_HEIGHT.to_string() }}>{ line }</tspan>
+            }) }
+        </text>
+    }
 }
 
 /// One arrow (or a note on one lane) of the diagram.
 #[component]
 fn SeqRow(props: &SeqRowProps) -> Html {
     let SeqRowProps {
-        event, x1, x2, y, ..
+        event,
+        x1,
+        x2,
+        y,
+        width,
+        ..
     } = props;
-    let (x1, x2, y) = (*x1, *x2, *y);
+    let (x1, x2, y, width) = (*x1, *x2, *y, *width);
     let jump = {
         let state = props.dispatcher.clone();
         let step = event.step;
@@ -129,7 +267,7 @@ fn SeqRow(props: &SeqRowProps) -> Html {
         html! {
             <g {class} onclick={jump} data-testid="seq-event" role="button" aria-label={label.clone()}>
                 <circle cx={x1.to_string()} cy={y.to_string()} r="4" />
-                <text x={(x1 + 8.0).to_string()} y={(y + 4.0).to_string()}>{ &event.label }</text>
+                { label_text(&event.label, x1, x2, y + 4.0, width) }
                 <title>{ label }</title>
             </g>
         }
@@ -148,9 +286,71 @@ fn SeqRow(props: &SeqRowProps) -> Html {
             <g {class} onclick={jump} data-testid="seq-event" role="button" aria-label={label.clone()}>
                 <line x1={x1.to_string()} y1={y.to_string()} x2={x2.to_string()} y2={y.to_string()} />
                 <polygon points={head} />
-                <text x={((x1 + x2) / 2.0).to_string()} y={(y - 4.0).to_string()} text-anchor="middle">{ &event.label }</text>
+                { label_text(&event.label, x1, x2, y - 4.0, width) }
                 <title>{ label }</title>
             </g>
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_label_stays_on_one_line() {
+        assert_eq!(wrap("reconcile 1234abcd", 40), vec!["reconcile 1234abcd"]);
+    }
+
+    #[test]
+    fn a_long_label_wraps_at_spaces_and_cuts_long_words() {
+        assert_eq!(
+            wrap("✕ operator Deployment.Promote: 1 error occurred", 20),
+            vec!["✕ operator", "Deployment.Promote:", "1 error occurred"]
+        );
+        assert_eq!(wrap("abcdefghij", 4), vec!["abcd", "efgh", "ij"]);
+    }
+
+    #[test]
+    fn a_note_on_the_last_lane_is_placed_left_of_it() {
+        // Four lanes of 150 px: the broker's lane is at 525 of 600.
+        let (x, anchor, lines) = place_label(
+            "reconcile 1234abcd job-register → complete",
+            525.0,
+            525.0,
+            600.0,
+        );
+        assert_eq!((x, anchor), (517.0, "end"));
+        assert_eq!(lines.len(), 1);
+        // A note on the first lane goes right.
+        let (x, anchor, _) = place_label("link down", 75.0, 75.0, 600.0);
+        assert_eq!((x, anchor), (83.0, "start"));
+    }
+
+    #[test]
+    fn a_label_too_long_for_its_side_wraps_within_the_diagram() {
+        let label = "✕ operator Deployment.Promote: 1 error occurred: * Task group \"web\" has 0/1 healthy allocations";
+        let (x, anchor, lines) = place_label(label, 375.0, 375.0, 600.0);
+        assert_eq!((x, anchor), (367.0, "end"));
+        assert!(lines.len() > 1);
+        for line in &lines {
+            assert!(
+                line.chars().count() as f64 * CHAR_WIDTH <= 367.0 - EDGE,
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_arrow_label_near_the_edge_is_pushed_inside() {
+        let (x, anchor, _) = place_label(
+            "◆ 108c40a9 deployment-watcher and more",
+            450.0,
+            525.0,
+            600.0,
+        );
+        assert_eq!((x, anchor), (596.0, "end"));
+        let (x, anchor, _) = place_label("short", 75.0, 225.0, 600.0);
+        assert_eq!((x, anchor), (150.0, "middle"));
     }
 }

@@ -21,19 +21,26 @@ pub fn TraceLog(props: &TraceLogProps) -> Html {
         Callback::from(move |_: MouseEvent| full.set(!*full))
     };
     // The whole trace is formatted only on request: it grows with every
-    // step. The newest lines are one keyed element each, so a step adds and
-    // drops lines instead of replacing the whole text.
+    // step. The newest lines go in chunks of `CHUNK` lines, one text node
+    // each, keyed by their place in the whole trace: a step adds chunks at
+    // the end and drops them at the start, and the chunks in between stay.
     let text = if *full {
         html! { session.trace_text().trim_end().to_string() }
     } else {
-        let last = view.trace.len().saturating_sub(1);
-        view.trace
-            .iter()
-            .enumerate()
-            .map(|(i, line)| {
-                html! { <span key={view.trace_hidden + i}>{ line }{ if i < last { "\n" } else { "" } }</span> }
-            })
-            .collect::<Html>()
+        let (lines, first) = (&view.trace, view.trace_hidden);
+        let end = first + lines.len();
+        let mut chunks = Vec::new();
+        let mut start = first;
+        while start < end {
+            let stop = ((start / CHUNK + 1) * CHUNK).min(end);
+            let mut text = lines[start - first..stop - first].join("\n");
+            if stop < end {
+                text.push('\n');
+            }
+            chunks.push(html! { <TraceChunk key={start} {text} /> });
+            start = stop;
+        }
+        chunks.into_iter().collect::<Html>()
     };
     html! {
         <section class="panel trace" data-testid="trace" aria-label="Trace">
@@ -51,4 +58,20 @@ pub fn TraceLog(props: &TraceLogProps) -> Html {
             <pre class="trace-text" data-testid="trace-text">{ text }</pre>
         </section>
     }
+}
+
+/// Lines of the trace per chunk.
+const CHUNK: usize = 32;
+
+/// Properties of [`TraceChunk`].
+#[derive(Properties, PartialEq)]
+struct TraceChunkProps {
+    /// The chunk's lines, each ended by a newline but the trace's last.
+    text: String,
+}
+
+/// A run of trace lines as one text node.
+#[component]
+fn TraceChunk(props: &TraceChunkProps) -> Html {
+    html! { props.text.clone() }
 }

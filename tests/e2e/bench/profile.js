@@ -1,0 +1,96 @@
+// Where a UI step's time goes (not a test): the render bench's 200 nodes and 2,000 allocations,
+// 30 steps under a Chromium trace (CDP), then the renderer main thread's time per step by kind:
+// script (with the wasm inside it), style, layout, paint, compositing and GC. Times are thread
+// (CPU) times, which other processes on the machine disturb far less than wall-clock times; the
+// layout and style work is also given as counts of objects (independent of load). Run from
+// tests/e2e with BASE_URL set, as for the tests: `node bench/profile.js [steps]`. Prints JSON.
+const { launch, openPage } = require('../helpers');
+const { bigScenario } = require('./big-scenario');
+
+const KINDS = {
+  script: ['FunctionCall', 'EvaluateScript', 'v8.run', 'TimerFire', 'FireAnimationFrame', 'EventDispatch',
+    'RunMicrotasks', 'v8.callFunction', 'V8.Execute', 'RunTask'],
+  style: ['UpdateLayoutTree', 'RecalculateStyles', 'ScheduleStyleRecalculation', 'ParseAuthorStyleSheet'],
+  layout: ['Layout', 'UpdateLayerTree', 'UpdateLayer', 'IntersectionObserverController::computeIntersections'],
+  paint: ['Paint', 'PaintImage', 'PrePaint', 'PaintSetup', 'Layerize', 'RasterTask', 'Decode Image'],
+  composite: ['CompositeLayers', 'Commit', 'ProxyMain::BeginMainFrame::commit', 'UpdateLayers'],
+  gc: ['MinorGC', 'MajorGC', 'V8.GCScavenger', 'V8.GCFinalizeMC', 'BlinkGC.AtomicPhase', 'V8.GC_MC_BACKGROUND_MARKING'],
+};
+
+function kindOf(name) {
+  for (const [kind, names] of Object.entries(KINDS)) if (names.includes(name)) return kind;
+  return null;
+}
+
+(async () => {
+  const steps = Number(process.argv[2] || 30);
+  const browser = await launch();
+  const { page } = await openPage(browser, '/', { viewport: { width: 1440, height: 900 } });
+  await page.getByTestId('lessons').waitFor();
+  await page.getByTestId('scenario-input').fill(JSON.stringify(bigScenario(200, 2000)));
+  await page.getByTestId('scenario-open').click();
+  await page.getByTestId('cluster').waitFor();
+  await page.getByTestId('step').click();
+  await page.getByTestId('step-counter').filter({ hasText: /^step 1\// }).waitFor();
+  await browser.startTracing(page, {
+    categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink.user_timing', 'v8'],
+  });
+  const times = await page.evaluate(async (steps) => {
+    const button = document.querySelector('[data-testid="step"]');
+    const frame = () => new Promise((resolve) => requestAnimationFrame(() => resolve(performance.now())));
+    const task = () => new Promise((resolve) => setTimeout(resolve, 0));
+    const times = [];
+    for (let i = 0; i < steps; i++) {
+      performance.mark(`step-${i}`);
+      const start = performance.now();
+      button.click();
+      times.push((await frame()) - start);
+      await task();
+      await task();
+    }
+    return times;
+  }, steps);
+  const buffer = await browser.stopTracing();
+  await browser.close();
+  const { traceEvents } = JSON.parse(buffer.toString());
+  // The renderer's main thread.
+  const main = traceEvents.find((e) => e.name === 'thread_name' && e.args.name === 'CrRendererMain');
+  const events = traceEvents
+    .filter((e) => main && e.pid === main.pid && e.tid === main.tid && e.ph === 'X' && e.dur !== undefined)
+    .map((e) => ({ ...e, cpu: e.tdur ?? e.dur }));
+  const counts = { layoutDirtyObjects: 0, styleElements: 0 };
+  for (const e of events) {
+    if (e.name === 'Layout' && e.args.beginData) counts.layoutDirtyObjects += e.args.beginData.dirtyObjects / steps;
+    if (e.name === 'UpdateLayoutTree' && e.args.elementCount !== undefined) counts.styleElements += e.args.elementCount / steps;
+  }
+  events.sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+  // Self time per event name, then per kind (a kind's time is the self time of its events and
+  // of the unnamed events under them).
+  const selfByName = new Map();
+  const byKind = {};
+  const stack = [];
+  for (const e of events) {
+    while (stack.length && stack[stack.length - 1].end <= e.ts) stack.pop();
+    const parent = stack[stack.length - 1];
+    if (parent) parent.self -= e.cpu;
+    const kind = kindOf(e.name) || (parent ? parent.kind : 'other');
+    const node = { name: e.name, end: e.ts + e.dur, self: e.cpu, kind };
+    stack.push(node);
+    e.node = node;
+  }
+  for (const e of events) {
+    const { name, self, kind } = e.node;
+    selfByName.set(name, (selfByName.get(name) || 0) + self);
+    byKind[kind] = (byKind[kind] || 0) + self;
+  }
+  const perStep = (us) => Math.round(us / steps / 10) / 100;
+  const kinds = Object.fromEntries(Object.entries(byKind).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, perStep(v)]));
+  const top = [...selfByName.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([n, v]) => [n, perStep(v)]);
+  times.sort((a, b) => a - b);
+  const total = perStep(Object.values(byKind).reduce((a, b) => a + b, 0));
+  console.log(JSON.stringify({
+    steps, stepMedianMs: times[Math.floor(steps / 2)], cpuMsPerStep: total, cpuMsPerStepByKind: kinds,
+    perStep: { layoutDirtyObjects: Math.round(counts.layoutDirtyObjects), styleElements: Math.round(counts.styleElements) },
+    cpuMsPerStepByEvent: top,
+  }, null, 2));
+})();
