@@ -8,4 +8,15 @@ function bigScenario(nodes, allocs) {
   return { version: 1, name: 'bench-200-nodes', nodes: nodeSpecs, jobs: [{ id: 'bench', groups }], script };
 }
 
-module.exports = { bigScenario };
+// Opens the big scenario in `page` (at the lessons page) and takes the first step, which places
+// the allocations; the benchmarks measure the steps after it.
+async function openBigScenario(page) {
+  await page.getByTestId('lessons').waitFor();
+  await page.getByTestId('scenario-input').fill(JSON.stringify(bigScenario(200, 2000)));
+  await page.getByTestId('scenario-open').click();
+  await page.getByTestId('cluster').waitFor();
+  await page.getByTestId('step').click();
+  await page.getByTestId('step-counter').filter({ hasText: /^step 1\// }).waitFor();
+}
+
+module.exports = { bigScenario, openBigScenario };

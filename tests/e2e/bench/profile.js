@@ -4,8 +4,10 @@
 // (CPU) times, which other processes on the machine disturb far less than wall-clock times; the
 // layout and style work is also given as counts of objects (independent of load). Run from
 // tests/e2e with BASE_URL set, as for the tests: `node bench/profile.js [steps]`. Prints JSON.
+// Experiments without a rebuild: HIDE=".trace,.sequence" takes panels out of layout and paint, to
+// see what each costs there; STYLE="css" adds a style sheet.
 const { launch, openPage } = require('../helpers');
-const { bigScenario } = require('./big-scenario');
+const { openBigScenario } = require('./big-scenario');
 
 const KINDS = {
   script: ['FunctionCall', 'EvaluateScript', 'v8.run', 'TimerFire', 'FireAnimationFrame', 'EventDispatch',
@@ -26,12 +28,9 @@ function kindOf(name) {
   const steps = Number(process.argv[2] || 30);
   const browser = await launch();
   const { page } = await openPage(browser, '/', { viewport: { width: 1440, height: 900 } });
-  await page.getByTestId('lessons').waitFor();
-  await page.getByTestId('scenario-input').fill(JSON.stringify(bigScenario(200, 2000)));
-  await page.getByTestId('scenario-open').click();
-  await page.getByTestId('cluster').waitFor();
-  await page.getByTestId('step').click();
-  await page.getByTestId('step-counter').filter({ hasText: /^step 1\// }).waitFor();
+  await openBigScenario(page);
+  if (process.env.HIDE) await page.addStyleTag({ content: `${process.env.HIDE} { display: none !important; }` });
+  if (process.env.STYLE) await page.addStyleTag({ content: process.env.STYLE });
   await browser.startTracing(page, {
     categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink.user_timing', 'v8'],
   });
