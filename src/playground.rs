@@ -646,7 +646,7 @@ fn build_eval_views<'a>(
                     reasons
                         .iter()
                         .map(|reason| {
-                            let alloc_short = short(&reason.alloc);
+                            let alloc_short = short(reason.alloc);
                             let effect: Vec<&str> = plan
                                 .iter()
                                 .filter(|item| {
@@ -655,15 +655,15 @@ fn build_eval_views<'a>(
                                 .map(String::as_str)
                                 .collect();
                             DecisionView {
-                                alloc_id: reason.alloc.clone(),
-                                alloc_name: reason.name.clone(),
+                                alloc_id: reason.alloc.to_string(),
+                                alloc_name: reason.name.to_string(),
                                 node_id: state
                                     .allocs
-                                    .get(&reason.alloc)
+                                    .get(reason.alloc)
                                     .map(|a| a.node_id.clone())
                                     .unwrap_or_default(),
-                                set: reason.set.clone(),
-                                why: reason.reason.clone(),
+                                set: reason.set.to_string(),
+                                why: reason.reason.to_string(),
                                 effect: if effect.is_empty() {
                                     "none".to_string()
                                 } else {

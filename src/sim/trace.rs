@@ -359,14 +359,42 @@ pub struct AllocReason {
     pub reason: String,
 }
 
+/// One of [`AllocReasons`], borrowed from the packed texts: it prints,
+/// compares and serializes as the [`AllocReason`] it stands for, without
+/// rebuilding four `String`s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename = "AllocReason")]
+pub struct AllocReasonRef<'a> {
+    /// Alloc ID.
+    pub alloc: &'a str,
+    /// Alloc name.
+    pub name: &'a str,
+    /// Set or decision.
+    pub set: &'a str,
+    /// Why, in words.
+    pub reason: &'a str,
+}
+
+impl AllocReasonRef<'_> {
+    /// The owned reason.
+    pub fn to_owned(self) -> AllocReason {
+        AllocReason {
+            alloc: self.alloc.to_string(),
+            name: self.name.to_string(),
+            set: self.set.to_string(),
+            reason: self.reason.to_string(),
+        }
+    }
+}
+
 /// The reasons of one processed eval ([`AllocReason`]s), packed: their
 /// texts in one buffer (a set or reason text that repeats within the eval
 /// is stored once), behind one pointer that is null when there are none.
 /// The history keeps one per processed eval, a reason per alloc the
 /// reconciler did not simply keep, where four `String`s each took about
 /// four times the room. It serializes, prints and compares as the
-/// `Vec<AllocReason>` it stands for; [`AllocReasons::iter`] yields owned
-/// [`AllocReason`]s.
+/// `Vec<AllocReason>` it stands for; [`AllocReasons::iter`] yields
+/// borrowed [`AllocReasonRef`]s.
 #[derive(Clone, Default)]
 pub struct AllocReasons {
     packed: Option<Box<PackedReasons>>,
@@ -401,13 +429,12 @@ impl AllocReasons {
         self.len() == 0
     }
 
-    /// The reason at `index`.
-    pub fn get(&self, index: usize) -> Option<AllocReason> {
+    /// The reason at `index`, borrowed.
+    pub fn get(&self, index: usize) -> Option<AllocReasonRef<'_>> {
         let packed = self.packed.as_ref()?;
         let spans = packed.spans.get(index)?;
-        let field =
-            |(start, end): (u32, u32)| packed.text[start as usize..end as usize].to_string();
-        Some(AllocReason {
+        let field = |(start, end): (u32, u32)| &packed.text[start as usize..end as usize];
+        Some(AllocReasonRef {
             alloc: field(spans[0]),
             name: field(spans[1]),
             set: field(spans[2]),
@@ -415,7 +442,7 @@ impl AllocReasons {
         })
     }
 
-    /// The reasons in order, each one rebuilt.
+    /// The reasons in order, borrowed.
     pub fn iter(&self) -> AllocReasonsIter<'_> {
         AllocReasonsIter {
             reasons: self,
@@ -425,21 +452,21 @@ impl AllocReasons {
 
     /// The same reasons as a list.
     pub fn to_vec(&self) -> Vec<AllocReason> {
-        self.iter().collect()
+        self.iter().map(AllocReasonRef::to_owned).collect()
     }
 }
 
-/// The iterator of [`AllocReasons`]: owned reasons, rebuilt one by one.
+/// The iterator of [`AllocReasons`]: borrowed reasons, in order.
 #[derive(Clone)]
 pub struct AllocReasonsIter<'a> {
     reasons: &'a AllocReasons,
     next: usize,
 }
 
-impl Iterator for AllocReasonsIter<'_> {
-    type Item = AllocReason;
+impl<'a> Iterator for AllocReasonsIter<'a> {
+    type Item = AllocReasonRef<'a>;
 
-    fn next(&mut self) -> Option<AllocReason> {
+    fn next(&mut self) -> Option<AllocReasonRef<'a>> {
         let reason = self.reasons.get(self.next)?;
         self.next += 1;
         Some(reason)
@@ -454,7 +481,7 @@ impl Iterator for AllocReasonsIter<'_> {
 impl ExactSizeIterator for AllocReasonsIter<'_> {}
 
 impl<'a> IntoIterator for &'a AllocReasons {
-    type Item = AllocReason;
+    type Item = AllocReasonRef<'a>;
     type IntoIter = AllocReasonsIter<'a>;
 
     fn into_iter(self) -> AllocReasonsIter<'a> {
@@ -533,7 +560,7 @@ impl Eq for AllocReasons {}
 
 impl std::fmt::Debug for AllocReasons {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
+        f.debug_list().entries(self.to_vec()).finish()
     }
 }
 
@@ -722,7 +749,7 @@ impl TraceEvent {
                         text,
                         " | {}({}) {}",
                         reason.name,
-                        short(&reason.alloc),
+                        short(reason.alloc),
                         reason.set
                     );
                 }
@@ -864,7 +891,7 @@ mod tests {
         let packed = AllocReasons::from(list.clone());
         assert_eq!(packed.len(), 4);
         assert_eq!(packed.to_vec(), list);
-        assert_eq!(packed.get(3), Some(list[3].clone()));
+        assert_eq!(packed.get(3).map(|r| r.to_owned()), Some(list[3].clone()));
         assert_eq!(packed.get(4), None);
         assert_eq!(format!("{packed:?}"), format!("{list:?}"));
         let json = serde_json::to_string(&packed).expect("serialize");
