@@ -250,9 +250,7 @@ impl Server {
         spec.groups
             .iter()
             .find(|g| g.name == alloc.task_group)
-            .map_or((0, 0), |g| {
-                (g.cpu.unwrap_or(100), g.memory_mb.unwrap_or(128))
-            })
+            .map_or((0, 0), super::scheduler::group_need)
     }
 
     /// Applies a plan: checks each node, writes what commits.

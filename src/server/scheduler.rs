@@ -869,8 +869,8 @@ impl Server {
         )
     }
 
-    /// A node's fit for one alloc of `group` (`select_node`'s arithmetic,
-    /// with direct lookups).
+    /// A node's fit for one alloc of `group` ([`group_fit`], with direct
+    /// lookups).
     #[allow(clippy::too_many_arguments)]
     fn node_fit(
         &self,
@@ -882,48 +882,27 @@ impl Server {
         usage: &Usage,
         penalty: bool,
     ) -> Fit {
-        if !node_feasible_for(job, group_spec, &record.node) {
-            return Fit::Infeasible;
-        }
-        let (need_cpu, need_mem) = (
-            group_spec.cpu.unwrap_or(100),
-            group_spec.memory_mb.unwrap_or(128),
-        );
-        let count = u64::from(group_spec.count.unwrap_or(1)).max(1);
-        let base = self.state.node_usage.get(id).copied().unwrap_or((0, 0));
-        let delta = usage.used.get(id).copied().unwrap_or((0, 0));
-        let base_count = self
-            .state
-            .group_counts
-            .get(id)
-            .and_then(|groups| groups.get(group_key))
-            .copied()
-            .unwrap_or(0);
-        let delta_count = usage
-            .collisions
-            .get(id)
-            .and_then(|groups| groups.get(group_key))
-            .copied()
-            .unwrap_or(0);
-        let collisions = (base_count as i64 + delta_count).max(0) as u64;
-        match placement_score(
+        let base = self.state.node_usage.get(id).copied();
+        let delta = usage.used.get(id).copied();
+        let base_groups = self.state.group_counts.get(id).map(|groups| &**groups);
+        let delta_groups = usage.collisions.get(id);
+        group_fit(
+            job,
+            group_spec,
+            group_key,
             record,
-            base,
-            delta,
-            (need_cpu, need_mem),
-            collisions,
-            count,
+            NodeLoad {
+                base,
+                delta,
+                base_groups,
+                delta_groups,
+            },
             penalty,
-        ) {
-            None => Fit::Full,
-            // The same rounding as `select_node`, kept as an integer: the
-            // score is this over 1e6, exactly.
-            Some(score) => Fit::Score((score * 1e6).round() as i64),
-        }
+        )
     }
 
     /// Every node's fit (in node ID order) for one alloc of a group without
-    /// the reschedule penalty: `node_fit` of each node, with the usage and
+    /// the reschedule penalty: [`group_fit`] of each node, with the usage and
     /// alloc-count tables (keyed by node ID too) walked alongside the node
     /// table instead of looked up per node.
     fn all_fits(
@@ -933,38 +912,29 @@ impl Server {
         group_key: &str,
         usage: &Usage,
     ) -> Vec<Fit> {
-        let need = (
-            group_spec.cpu.unwrap_or(100),
-            group_spec.memory_mb.unwrap_or(128),
-        );
-        let count = u64::from(group_spec.count.unwrap_or(1)).max(1);
         let mut node_usage = self.state.node_usage.iter().peekable();
         let mut group_counts = self.state.group_counts.iter().peekable();
         let mut plan_used = usage.used.iter().peekable();
         let mut plan_collisions = usage.collisions.iter().peekable();
         let mut fits = Vec::with_capacity(self.state.nodes.len());
         for (id, record) in &self.state.nodes {
-            if !node_feasible_for(job, group_spec, &record.node) {
-                fits.push(Fit::Infeasible);
-                continue;
-            }
-            let base = advance_to(&mut node_usage, id).map_or((0, 0), |usage| *usage);
-            let delta = advance_to(&mut plan_used, id).map_or((0, 0), |delta| *delta);
-            let base_count = advance_to(&mut group_counts, id)
-                .and_then(|groups| groups.get(group_key))
-                .copied()
-                .unwrap_or(0);
-            let delta_count = advance_to(&mut plan_collisions, id)
-                .and_then(|groups| groups.get(group_key))
-                .copied()
-                .unwrap_or(0);
-            let collisions = (base_count as i64 + delta_count).max(0) as u64;
-            fits.push(
-                match placement_score(record, base, delta, need, collisions, count, false) {
-                    None => Fit::Full,
-                    Some(score) => Fit::Score((score * 1e6).round() as i64),
+            let base = advance_to(&mut node_usage, id).copied();
+            let delta = advance_to(&mut plan_used, id).copied();
+            let base_groups = advance_to(&mut group_counts, id).map(|groups| &**groups);
+            let delta_groups = advance_to(&mut plan_collisions, id);
+            fits.push(group_fit(
+                job,
+                group_spec,
+                group_key,
+                record,
+                NodeLoad {
+                    base,
+                    delta,
+                    base_groups,
+                    delta_groups,
                 },
-            );
+                false,
+            ));
         }
         fits
     }
@@ -1044,53 +1014,46 @@ impl Server {
         plan: &Plan,
     ) -> Option<(String, f64, Vec<String>)> {
         let group_spec = spec.groups.iter().find(|g| g.name == group)?;
-        let (need_cpu, need_mem) = (
-            group_spec.cpu.unwrap_or(100),
-            group_spec.memory_mb.unwrap_or(128),
-        );
-        let count = u64::from(group_spec.count.unwrap_or(1)).max(1);
+        let (need_cpu, need_mem) = group_need(group_spec);
         let mut best: Option<(f64, &String)> = None;
         let mut feasible_full: Vec<&String> = Vec::new();
         let group_key = super::group_key(&job.id, group);
-        // The usage and alloc-count tables are keyed by node ID like the
-        // node table: walk them alongside it instead of looking each up.
+        // The usage and alloc-count tables, and the plan's deltas, are keyed
+        // by node ID like the node table: walk them alongside it instead of
+        // looking each up.
         let mut node_usage = self.state.node_usage.iter().peekable();
         let mut group_counts = self.state.group_counts.iter().peekable();
-        // The plan's deltas are keyed by node ID too.
         let mut plan_used = usage.used.iter().peekable();
         let mut plan_collisions = usage.collisions.iter().peekable();
         for (id, record) in &self.state.nodes {
             if only.is_some_and(|only| only != id) {
                 continue;
             }
-            if !node_feasible_for(job, group_spec, &record.node) {
-                continue;
-            }
-            let base = advance_to(&mut node_usage, id).map_or((0, 0), |usage| *usage);
-            let delta = advance_to(&mut plan_used, id).map_or((0, 0), |delta| *delta);
-            let base_count = advance_to(&mut group_counts, id)
-                .and_then(|groups| groups.get(&group_key))
-                .copied()
-                .unwrap_or(0);
-            let delta_count = advance_to(&mut plan_collisions, id)
-                .and_then(|groups| groups.get(&group_key))
-                .copied()
-                .unwrap_or(0);
-            let collisions = (base_count as i64 + delta_count).max(0) as u64;
-            let Some(score) = placement_score(
+            let base = advance_to(&mut node_usage, id).copied();
+            let delta = advance_to(&mut plan_used, id).copied();
+            let base_groups = advance_to(&mut group_counts, id).map(|groups| &**groups);
+            let delta_groups = advance_to(&mut plan_collisions, id);
+            let score = match group_fit(
+                job,
+                group_spec,
+                &group_key,
                 record,
-                base,
-                delta,
-                (need_cpu, need_mem),
-                collisions,
-                count,
+                NodeLoad {
+                    base,
+                    delta,
+                    base_groups,
+                    delta_groups,
+                },
                 penalty_node == Some(id.as_str()),
-            ) else {
-                feasible_full.push(id);
-                continue;
+            ) {
+                Fit::Infeasible => continue,
+                Fit::Full => {
+                    feasible_full.push(id);
+                    continue;
+                }
+                // Rounded so that the choice never depends on the last bits.
+                Fit::Score(micros) => micros as f64 / 1e6,
             };
-            // Round so that the choice never depends on the last bits.
-            let score = (score * 1e6).round() / 1e6;
             if best.as_ref().is_none_or(|(b, _)| score > *b) {
                 best = Some((score, id));
             }
@@ -1423,6 +1386,69 @@ fn advance_to<'a, V>(
         }
     }
     None
+}
+
+/// A node's usage and alloc counts by group, as stored (`base`) and as the
+/// plan changed them so far (`delta`); `None` where a table has no entry.
+struct NodeLoad<'a> {
+    base: Option<(u64, u64)>,
+    delta: Option<(i64, i64)>,
+    base_groups: Option<&'a BTreeMap<String, u64>>,
+    delta_groups: Option<&'a BTreeMap<String, i64>>,
+}
+
+/// The CPU (MHz) and memory (MB) one alloc of the group asks for (Nomad's
+/// task defaults when the spec gives none).
+pub(super) fn group_need(group_spec: &crate::scenario::format::GroupSpec) -> (u64, u64) {
+    (
+        group_spec.cpu.unwrap_or(100),
+        group_spec.memory_mb.unwrap_or(128),
+    )
+}
+
+/// One node's fit for one alloc of a group, given its [`NodeLoad`] however
+/// the caller found it.
+fn group_fit(
+    job: &Job,
+    group_spec: &crate::scenario::format::GroupSpec,
+    group_key: &str,
+    record: &super::NodeRecord,
+    load: NodeLoad<'_>,
+    penalty: bool,
+) -> Fit {
+    let NodeLoad {
+        base,
+        delta,
+        base_groups,
+        delta_groups,
+    } = load;
+    if !node_feasible_for(job, group_spec, &record.node) {
+        return Fit::Infeasible;
+    }
+    let count = u64::from(group_spec.count.unwrap_or(1)).max(1);
+    let base_count = base_groups
+        .and_then(|groups| groups.get(group_key))
+        .copied()
+        .unwrap_or(0);
+    let delta_count = delta_groups
+        .and_then(|groups| groups.get(group_key))
+        .copied()
+        .unwrap_or(0);
+    let collisions = (base_count as i64 + delta_count).max(0) as u64;
+    match placement_score(
+        record,
+        base.unwrap_or((0, 0)),
+        delta.unwrap_or((0, 0)),
+        group_need(group_spec),
+        collisions,
+        count,
+        penalty,
+    ) {
+        None => Fit::Full,
+        // The same rounding as `select_node`, kept as an integer: the
+        // score is this over 1e6, exactly.
+        Some(score) => Fit::Score((score * 1e6).round() as i64),
+    }
 }
 
 /// Whether a node may run the group at all (ignoring resources): ready,
