@@ -11,11 +11,13 @@
 #[path = "support/cluster.rs"]
 mod cluster;
 
+use nomad_playground::sim::Sim;
 use nomad_playground::sim::history::Session;
 use nomad_playground::sim::trace::TraceEntry;
 use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 use std::alloc::System;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
@@ -70,6 +72,59 @@ fn print_trace_kinds(session: &Session) {
             mb(heap)
         );
     }
+}
+
+/// The bytes each part of `sim` frees when dropped while it owns it
+/// alone, one part after another (parts shared with a world still alive
+/// free nothing): what the world holds that no other world shares.
+fn print_owned_parts(title: &str, mut sim: Sim) {
+    let mut parts: Vec<(&str, usize)> = Vec::new();
+    let mut take = |name: &'static str, bytes: usize| parts.push((name, bytes));
+    let state = &mut sim.server.state;
+    take("allocs", made_bytes_dropped(&mut state.allocs));
+    take(
+        "allocs_by_node",
+        made_bytes_dropped(&mut state.allocs_by_node),
+    );
+    take(
+        "allocs_by_job",
+        made_bytes_dropped(&mut state.allocs_by_job),
+    );
+    take(
+        "allocs_by_name",
+        made_bytes_dropped(&mut state.allocs_by_name),
+    );
+    take("evals", made_bytes_dropped(&mut state.evals));
+    take("eval_order", made_bytes_dropped(&mut state.eval_order));
+    take("nodes", made_bytes_dropped(&mut state.nodes));
+    take("jobs", made_bytes_dropped(&mut state.jobs));
+    take("broker", made_bytes_dropped(&mut state.broker));
+    take(
+        "heartbeat_timers",
+        made_bytes_dropped(&mut state.heartbeat_timers),
+    );
+    take("node_usage", made_bytes_dropped(&mut state.node_usage));
+    take("group_counts", made_bytes_dropped(&mut state.group_counts));
+    take("clients", made_bytes_dropped(&mut sim.clients));
+    take("queue", made_bytes_dropped(&mut sim.queue));
+    take("net", made_bytes_dropped(&mut sim.net));
+    let before = live_bytes();
+    drop(sim);
+    take("the rest", before.saturating_sub(live_bytes()));
+    let total: usize = parts.iter().map(|(_, bytes)| bytes).sum();
+    let listed: Vec<String> = parts
+        .iter()
+        .filter(|(_, bytes)| *bytes >= 50_000)
+        .map(|(name, bytes)| format!("{name} {}", mb(*bytes)))
+        .collect();
+    println!("  {title}: {} ({})", mb(total), listed.join(", "));
+}
+
+/// The bytes freed by replacing `part` with its default.
+fn made_bytes_dropped<T: Default>(part: &mut T) -> usize {
+    let before = live_bytes();
+    drop(std::mem::take(part));
+    before.saturating_sub(live_bytes())
 }
 
 fn main() {
@@ -154,7 +209,22 @@ fn main() {
         if held > BUDGET {
             over.push(format!("{label}: {} > {}", mb(held), mb(BUDGET)));
         }
+        // What each checkpoint holds that the later ones do not share, and
+        // then what the live world holds alone (the history dropped first).
+        let checkpoints: Vec<(usize, Arc<Sim>)> = session
+            .checkpoints()
+            .map(|(step, sim)| (step, Arc::clone(sim)))
+            .collect();
+        let live = session.sim().clone();
         drop(session);
+        println!("  owned by each checkpoint (not shared with later ones or the live world):");
+        for (step, checkpoint) in checkpoints {
+            match Arc::try_unwrap(checkpoint) {
+                Ok(sim) => print_owned_parts(&format!("  step {step:>4}"), sim),
+                Err(_) => println!("    step {step}: still shared"),
+            }
+        }
+        print_owned_parts("live world", live);
         // The same run with only the step-0 checkpoint: what the world and
         // the trace hold without the history's checkpoints.
         let scenario = cluster::cluster(cluster::thousand_steps(), 100_000, lost_after);

@@ -4,8 +4,17 @@
 //! lost_after shorter (the allocs are lost, the nodes go down) and longer
 //! (the allocs reconnect) than the partition. The memory a session's
 //! history holds is `benches/history_memory.rs`.
+//!
+//! One run for profiling: `SIM_ONCE=lost` (or `reconnect`) builds the
+//! scenario, runs `Session::new` + `run_to_end` once in `once_run` and
+//! exits, e.g. `SIM_ONCE=reconnect valgrind --tool=callgrind
+//! --toggle-collect='*once_run*' target/release/deps/sim-<hash>`
+//! (build it with `cargo bench -p nomad-playground --bench sim --no-run`;
+//! `callgrind_annotate --inclusive=yes` then shows where the run goes).
+//! It then prints the trace entries by kind (`SIM_TRACE=<file>` also
+//! writes the trace text).
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use nomad_playground::scenario::duration::Dur;
 use nomad_playground::sim::history::Session;
 use std::collections::BTreeMap;
@@ -47,6 +56,45 @@ fn report_run(label: &str, lost_after: Dur) {
         sim.events_handled,
         session.trace().len()
     );
+}
+
+/// One whole run (session set-up and `run_to_end`), in its own function
+/// so callgrind can count just it (`--toggle-collect='*once_run*'`).
+#[inline(never)]
+fn once_run(scenario: nomad_playground::scenario::format::Scenario) -> Session {
+    let mut session = Session::new(scenario, None).expect("session");
+    session.run_to_end();
+    session
+}
+
+/// What a `SIM_ONCE` run did: trace entries by kind (and plan rejections
+/// by reason), so a profile can be read against the work done; with
+/// `SIM_TRACE=<file>` also the whole trace text.
+fn summarise(session: &Session) {
+    let trace = session.trace();
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    for entry in &trace {
+        let (_, kind, detail) = entry.event.columns();
+        let key = if kind == "plan-rejected" {
+            format!("{kind}: {}", detail.split_once(": ").map_or("", |(_, r)| r))
+        } else {
+            kind.to_string()
+        };
+        *kinds.entry(key).or_default() += 1;
+    }
+    let sim = session.sim();
+    eprintln!(
+        "{} events, {} evals, {} trace entries",
+        sim.events_handled,
+        sim.server.state.evals.len(),
+        trace.len()
+    );
+    for (kind, n) in kinds {
+        eprintln!("  {n:>8} {kind}");
+    }
+    if let Some(path) = std::env::var_os("SIM_TRACE") {
+        std::fs::write(path, nomad_playground::sim::trace::trace_text(&trace)).expect("trace file");
+    }
 }
 
 fn bench(c: &mut Criterion) {
@@ -127,4 +175,22 @@ fn bench_view(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if let Some(label) = std::env::var_os("SIM_ONCE") {
+        let lost_after = match label.to_str() {
+            Some("lost") => LOST,
+            Some("reconnect") => RECONNECT,
+            _ => {
+                eprintln!("SIM_ONCE must be lost or reconnect");
+                std::process::exit(2);
+            }
+        };
+        let scenario = cluster(partition_script(), 50, lost_after);
+        let session = std::hint::black_box(once_run(scenario));
+        summarise(&session);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

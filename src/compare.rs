@@ -433,7 +433,7 @@ mod tests {
     fn view(profile: &str, nodes: Vec<NodeView>, evals: Vec<EvalView>) -> PlaygroundView {
         PlaygroundView {
             profile: profile.to_string(),
-            nodes,
+            nodes: nodes.into_iter().map(std::sync::Arc::new).collect(),
             evals,
             ..PlaygroundView::default()
         }

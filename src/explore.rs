@@ -355,6 +355,10 @@ pub struct ExploreResult {
     /// not involve the node of a loop fired just before it).
     #[serde(default)]
     pub postponed_orders: u64,
+    /// Of those, prefixes that reached a world searched already with fewer
+    /// loops fired early (subsumption).
+    #[serde(default)]
+    pub subsumed_orders: u64,
     /// Orders that hit a bound (depth, horizon, or nothing left to do)
     /// before the cluster was idle.
     pub unsettled_orders: u64,
@@ -384,35 +388,34 @@ impl ExploreResult {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
-struct PathKey<'a> {
-    phase: usize,
-    fired: &'a BTreeSet<(String, ClientLoop)>,
-}
+/// The loops a path fired early in its phase.
+type FiredSet = BTreeSet<(String, ClientLoop)>;
 
 /// One point of an order.
 #[derive(Debug, Clone)]
 struct PathState {
     sim: Sim,
     phase: usize,
-    fired: BTreeSet<(String, ClientLoop)>,
+    fired: FiredSet,
     depth: u32,
     phase_start: Tick,
     /// Actions applied on the way into this state from its parent.
     applied: Vec<Action>,
 }
 
+/// A state's fingerprints: of its world and phase, and of those with the
+/// loops fired early (the key of [`Explorer::seen`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Keys {
+    world: Fingerprint,
+    full: Fingerprint,
+}
+
 impl PathState {
-    fn fingerprint(&self, exact: bool, window_index: u64) -> Fingerprint {
-        fingerprint(
-            &self.sim,
-            &PathKey {
-                phase: self.phase,
-                fired: &self.fired,
-            },
-            !exact,
-            window_index,
-        )
+    fn keys(&self, exact: bool, window_index: u64) -> Keys {
+        let world = fingerprint(&self.sim, &self.phase, !exact, window_index);
+        let full = fingerprint::extend(world, &self.fired, !exact);
+        Keys { world, full }
     }
 }
 
@@ -514,7 +517,11 @@ pub struct Explorer {
     root: PathState,
     root_leaf: Option<Leaf>,
     stack: Vec<Frame>,
+    /// The states searched, by [`Keys::full`].
     seen: BTreeMap<Fingerprint, Seen>,
+    /// The states searched, by [`Keys::world`]: their loops fired early
+    /// and [`Keys::full`] (for subsumption, see [`Explorer::subsumed`]).
+    worlds: BTreeMap<Fingerprint, Vec<(FiredSet, Fingerprint)>>,
     stage: Stage,
     rng: Rng,
     exhaustive: bool,
@@ -528,6 +535,7 @@ pub struct Explorer {
     states: u64,
     duplicates: u64,
     postponed: u64,
+    subsumed: u64,
     exhaustive_budget: u64,
     reports: BTreeMap<Invariant, (u64, Option<Reproduction>)>,
     details: BTreeMap<Invariant, BTreeSet<String>>,
@@ -701,6 +709,7 @@ impl Explorer {
             root_leaf: None,
             stack: Vec::new(),
             seen: BTreeMap::new(),
+            worlds: BTreeMap::new(),
             stage: Stage::Exhaustive,
             rng: Rng::new(config.seed),
             exhaustive: false,
@@ -714,6 +723,7 @@ impl Explorer {
             states: 0,
             duplicates: 0,
             postponed: 0,
+            subsumed: 0,
             exhaustive_budget: match config.mode {
                 SearchMode::Auto => (config.max_orders / 2).max(1),
                 SearchMode::Exhaustive => config.max_orders,
@@ -734,7 +744,9 @@ impl Explorer {
             explorer.space_size = 1.0;
             explorer.stage = Stage::Done;
         } else {
-            let fp = root.fingerprint(explorer.config.exact_states, explorer.context.window_index);
+            let fp = root
+                .keys(explorer.config.exact_states, explorer.context.window_index)
+                .full;
             explorer.seen.insert(
                 fp,
                 Seen {
@@ -933,7 +945,8 @@ impl Explorer {
             self.stack_leaf(&child, &leaf);
             return;
         }
-        let fp = child.fingerprint(self.config.exact_states, self.context.window_index);
+        let keys = child.keys(self.config.exact_states, self.context.window_index);
+        let fp = keys.full;
         let sleep_keys: Vec<SleepKey> = sleep
             .iter()
             .filter_map(|(c, _)| sleep_key(&child.sim, c))
@@ -961,6 +974,18 @@ impl Explorer {
             }
             revisit = Some((woken.into_iter().cloned().collect(), seen.leaves));
         }
+        if revisit.is_none()
+            && self.config.reduce_orders
+            && let Some(leaves) = self.subsumed(keys.world, &child, &choices, &sleep)
+        {
+            self.pruned += 1;
+            self.duplicates += 1;
+            self.subsumed += 1;
+            if let Some(parent) = self.stack.last_mut() {
+                parent.leaves += leaves;
+            }
+            return;
+        }
         let asleep = |c: &Choice| sleep.iter().any(|(s, _)| s == c);
         let all_asleep = !choices.is_empty() && choices.iter().all(asleep);
         if all_asleep {
@@ -985,7 +1010,8 @@ impl Explorer {
                 return;
             }
         } else {
-            if self.seen.contains_key(&fp) {
+            let known = self.seen.contains_key(&fp);
+            if known {
                 self.duplicates += 1;
             }
             self.seen.insert(
@@ -996,6 +1022,12 @@ impl Explorer {
                     sleep: sleep_keys,
                 },
             );
+            if !known {
+                self.worlds
+                    .entry(keys.world)
+                    .or_default()
+                    .push((child.fired.clone(), fp));
+            }
         }
         if choices.is_empty() {
             // Nothing can happen any more: the order ends unsettled.
@@ -1015,6 +1047,38 @@ impl Explorer {
             explored: Vec::new(),
             fired,
         });
+    }
+
+    /// Subsumption: whether a state with the same world (and phase) but
+    /// fewer loops fired early, at the same or a smaller depth, was searched
+    /// already (it is no longer on the stack) and would have searched
+    /// every choice `child` offers that is not asleep here (none of them
+    /// was asleep there). Every order from `child` is then an order from
+    /// that state (the same choices reach the same worlds; a loop fired
+    /// here is one fired there or one that may still fire there), so it
+    /// was searched from there. Returns that state's leaves.
+    fn subsumed(
+        &self,
+        world: Fingerprint,
+        child: &PathState,
+        choices: &[Choice],
+        sleep: &[(Choice, Footprint)],
+    ) -> Option<f64> {
+        let entries = self.worlds.get(&world)?;
+        entries.iter().find_map(|(fired, full)| {
+            if fired.len() >= child.fired.len() || !fired.is_subset(&child.fired) {
+                return None;
+            }
+            let seen = self.seen.get(full)?;
+            if seen.depth > child.depth || self.stack.iter().any(|f| f.fp == *full) {
+                return None;
+            }
+            let woken = choices.iter().any(|c| {
+                !sleep.iter().any(|(s, _)| s == c)
+                    && sleep_key(&child.sim, c).is_some_and(|k| seen.sleep.contains(&k))
+            });
+            (!woken).then_some(seen.leaves)
+        })
     }
 
     /// Records a leaf reached below the top of the depth-first stack.
@@ -1065,7 +1129,9 @@ impl Explorer {
             let pick = self.rng.below(choices.len() as u64) as usize;
             let (child, leaf, next) = self.transition(&state, &choices[pick]);
             self.states += 1;
-            let fp = child.fingerprint(self.config.exact_states, self.context.window_index);
+            let fp = child
+                .keys(self.config.exact_states, self.context.window_index)
+                .full;
             match self.seen.entry(fp) {
                 std::collections::btree_map::Entry::Occupied(_) => self.duplicates += 1,
                 std::collections::btree_map::Entry::Vacant(slot) => {
@@ -1464,6 +1530,7 @@ impl Explorer {
             complete_orders: self.complete,
             pruned_orders: self.pruned,
             postponed_orders: self.postponed,
+            subsumed_orders: self.subsumed,
             unsettled_orders: self.unsettled,
             violating_orders: self.violating,
             states: self.states,

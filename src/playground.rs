@@ -7,7 +7,7 @@ use crate::model::{Allocation, Deployment};
 use crate::scenario::format::Action;
 use crate::server::{EvalRecord, time_tick};
 use crate::sim::Sim;
-use crate::sim::history::{ScriptEdit, Session, SessionError};
+use crate::sim::history::{ScriptEdit, Session, SessionError, StepRecord};
 use crate::sim::trace::{TraceEntry, TraceEvent, short};
 use crate::view::{
     AllocView, CallView, DecisionView, DeploymentGroupView, DeploymentView, EvalView, JobView,
@@ -271,6 +271,14 @@ fn opt(id: &str) -> Option<String> {
 /// A node's alloc views in ID order, each with the stored alloc it was built from.
 type NodeAllocViews = Vec<(Arc<Allocation>, Arc<AllocView>)>;
 
+/// What the last build made of one node: its alloc views, and its view
+/// (reused while nothing it shows changed).
+#[derive(Debug, Clone, Default)]
+struct CachedNode {
+    allocs: NodeAllocViews,
+    view: Option<Arc<NodeView>>,
+}
+
 /// Alloc views built at the last step, by node, in ID order, each with the
 /// stored alloc it was built from: an alloc the state store has not
 /// rewritten since (the same `Arc`) keeps its view, so a step builds views
@@ -278,7 +286,7 @@ type NodeAllocViews = Vec<(Arc<Allocation>, Arc<AllocView>)>;
 /// the same `Arc` (its equality checks stop at the pointer).
 #[derive(Debug, Clone, Default)]
 pub struct ViewCache {
-    nodes: BTreeMap<String, NodeAllocViews>,
+    nodes: BTreeMap<String, CachedNode>,
     /// Whether the last build found allocs appear or disappear (which
     /// changes the nodes the eval views name).
     allocs_moved: bool,
@@ -288,10 +296,51 @@ pub struct ViewCache {
     /// The trace lines of the last build, with the position of the first in
     /// the whole trace: a line depends only on its entry, and stepping or
     /// moving back leaves the entries before the cursor as they were.
-    trace: (usize, Vec<String>),
+    trace: (usize, Vec<Arc<str>>),
     /// The same for the sequence diagram's events (position among the
     /// events the diagram draws).
-    sequence: (usize, Vec<SeqEventView>),
+    sequence: (usize, Vec<Arc<SeqEventView>>),
+    /// What the view needs of each step's record before the current one,
+    /// so that a step reads only its own entries and the windows' (the
+    /// trace grows with every step).
+    records: Vec<RecordSummary>,
+}
+
+/// The counts and violation lines of one step's record.
+#[derive(Debug, Clone, Default)]
+struct RecordSummary {
+    /// How many trace entries it holds.
+    entries: usize,
+    /// How many of them the sequence diagram draws.
+    drawing: usize,
+    /// Its assertion and invariant failures, as the view lists them.
+    violations: Vec<String>,
+}
+
+impl RecordSummary {
+    fn of(record: &StepRecord) -> Self {
+        RecordSummary {
+            entries: record.entries.len(),
+            drawing: record
+                .entries
+                .iter()
+                .filter(|entry| draws_seq_event(&entry.event))
+                .count(),
+            violations: record
+                .entries
+                .iter()
+                .filter_map(|entry| match &entry.event {
+                    TraceEvent::Violation { detail } => {
+                        Some(format!("step {}: {detail}", entry.step))
+                    }
+                    TraceEvent::Assertion { ok: false, detail } => {
+                        Some(format!("step {}: assertion failed: {detail}", entry.step))
+                    }
+                    _ => None,
+                })
+                .collect(),
+        }
+    }
 }
 
 impl ViewCache {
@@ -302,6 +351,7 @@ impl ViewCache {
     pub fn forget_trace(&mut self) {
         self.trace = (0, Vec::new());
         self.sequence = (0, Vec::new());
+        self.records.clear();
     }
 }
 
@@ -313,14 +363,41 @@ pub fn build_view(session: &Session) -> PlaygroundView {
 /// [`build_view`], reusing (and updating) the alloc views of `cache`.
 pub fn build_view_cached(session: &Session, cache: &mut ViewCache) -> PlaygroundView {
     let sim = session.sim();
-    // Borrow the entries: the trace grows with every step, so nothing here may copy or format
-    // all of it (only the windows below are formatted).
-    let entries: Vec<&TraceEntry> = session
-        .records()
+    // The trace grows with every step, so nothing here may walk, copy or format all of it:
+    // the records before the current one are summed up once (the cache keeps their
+    // summaries), and only the newest records, those the windows below show, are read.
+    let records = session.records();
+    cache.records.truncate(records.len());
+    for (index, record) in records.iter().enumerate() {
+        // The current record is read again: stepping one eval adds to it.
+        let last = index + 1 == records.len();
+        match cache.records.get_mut(index) {
+            Some(summary) if !last && summary.entries == record.entries.len() => {}
+            Some(summary) => *summary = RecordSummary::of(record),
+            None => cache.records.push(RecordSummary::of(record)),
+        }
+    }
+    let total: usize = cache.records.iter().map(|s| s.entries).sum();
+    let drawn: usize = cache.records.iter().map(|s| s.drawing).sum();
+    let violations: Vec<String> = cache
+        .records
+        .iter()
+        .flat_map(|s| s.violations.iter().cloned())
+        .collect();
+    // The newest records that hold both windows.
+    let mut first = records.len();
+    let (mut tail_entries, mut tail_drawing) = (0, 0);
+    while first > 0 && (tail_entries < TRACE_WINDOW || tail_drawing < SEQUENCE_WINDOW) {
+        first -= 1;
+        tail_entries += cache.records[first].entries;
+        tail_drawing += cache.records[first].drawing;
+    }
+    let tail: Vec<&TraceEntry> = records[first..]
         .iter()
         .flat_map(|record| record.entries.iter())
         .collect();
-    let trace_from = entries.len().saturating_sub(TRACE_WINDOW);
+    let tail_from = total - tail.len();
+    let trace_from = total.saturating_sub(TRACE_WINDOW);
     let scenario = session.scenario();
     let mut profiles: Vec<String> = crate::profile::profile_names()
         .into_iter()
@@ -329,19 +406,22 @@ pub fn build_view_cached(session: &Session, cache: &mut ViewCache) -> Playground
     if !profiles.contains(&sim.profile.name) {
         profiles.push(sim.profile.name.clone());
     }
-    // The entries the sequence diagram draws, by their position in the trace.
-    let drawing: Vec<usize> = (0..entries.len())
-        .filter(|&index| draws_seq_event(&entries[index].event))
+    // The entries of the tail the sequence diagram draws, by their position in the tail.
+    let drawing: Vec<usize> = (0..tail.len())
+        .filter(|&index| draws_seq_event(&tail[index].event))
         .collect();
-    let sequence_hidden = drawing.len().saturating_sub(SEQUENCE_WINDOW);
-    let lanes = lane_map(sim);
-    let lane = |node: &str| lanes.get(node).copied().unwrap_or(node).to_string();
-    let sequence = reuse_window(
-        &mut cache.sequence,
-        sequence_hidden,
-        drawing.len(),
-        |index| seq_event(entries[drawing[index]], &lane).unwrap_or_default(),
-    );
+    let drawing_from = drawn - drawing.len();
+    let sequence_hidden = drawn.saturating_sub(SEQUENCE_WINDOW);
+    // The lanes are looked up only for the events new in the window.
+    let lanes = std::cell::OnceCell::new();
+    let lane = |node: &str| {
+        let lanes = lanes.get_or_init(|| lane_map(sim));
+        lanes.get(node).copied().unwrap_or(node).to_string()
+    };
+    let (nodes, node_ttls) = node_views(sim, cache);
+    let sequence = reuse_window(&mut cache.sequence, sequence_hidden, drawn, |index| {
+        Arc::new(seq_event(tail[drawing[index - drawing_from]], &lane).unwrap_or_default())
+    });
     PlaygroundView {
         scenario: scenario.name.clone(),
         profile: sim.profile.name.clone(),
@@ -350,26 +430,18 @@ pub fn build_view_cached(session: &Session, cache: &mut ViewCache) -> Playground
         step: session.cursor(),
         steps_total: session.actions().len(),
         can_step: session.cursor() < session.actions().len() || sim.queue.peek_tick().is_some(),
-        nodes: node_views(sim, cache),
+        nodes,
+        node_ttls,
         jobs: job_views(session),
-        evals: eval_views(sim, &entries, cache),
+        evals: eval_views(sim, records, cache),
         calls: call_views(sim),
         sequence_hidden,
         sequence,
-        trace: reuse_window(&mut cache.trace, trace_from, entries.len(), |index| {
-            entries[index].line()
+        trace: reuse_window(&mut cache.trace, trace_from, total, |index| {
+            Arc::from(tail[index - tail_from].line())
         }),
         trace_hidden: trace_from,
-        violations: entries
-            .iter()
-            .filter_map(|entry| match &entry.event {
-                TraceEvent::Violation { detail } => Some(format!("step {}: {detail}", entry.step)),
-                TraceEvent::Assertion { ok: false, detail } => {
-                    Some(format!("step {}: assertion failed: {detail}", entry.step))
-                }
-                _ => None,
-            })
-            .collect(),
+        violations,
         notes: notes(session),
     }
 }
@@ -478,10 +550,12 @@ fn deployment_view(deployment: &Deployment) -> DeploymentView {
     }
 }
 
-fn node_views(sim: &Sim, cache: &mut ViewCache) -> Vec<NodeView> {
+/// The node views, and each node's heartbeat TTL (apart: it changes at every step).
+fn node_views(sim: &Sim, cache: &mut ViewCache) -> (Vec<Arc<NodeView>>, Vec<Option<u64>>) {
     let state = &sim.server.state;
     let mut fresh = BTreeMap::new();
     let mut moved = false;
+    let mut ttls = Vec::with_capacity(sim.clients.len());
     let nodes = sim
         .clients
         .iter()
@@ -490,67 +564,105 @@ fn node_views(sim: &Sim, cache: &mut ViewCache) -> Vec<NodeView> {
             let link = sim.net.link(id);
             // The store's per-node index holds the same allocs as the alloc table, in ID order,
             // and so does the node's cached list: walk both together.
-            let cached = cache.nodes.remove(id).unwrap_or_default();
-            let mut next = 0;
-            let mut built = Vec::new();
-            for alloc in state
-                .allocs_by_node
-                .get(id)
-                .into_iter()
-                .flat_map(|a| a.values())
-            {
-                let skipped = cached[next..]
-                    .iter()
-                    .take_while(|(c, _)| c.id < alloc.id)
-                    .count();
-                moved |= skipped > 0;
-                next += skipped;
-                let view = match cached.get(next) {
-                    Some((built_from, view)) if built_from.id == alloc.id => {
-                        next += 1;
-                        if Arc::ptr_eq(built_from, alloc) {
-                            Arc::clone(view)
-                        } else {
+            let CachedNode {
+                allocs: cached,
+                view: cached_view,
+            } = cache.nodes.remove(id).unwrap_or_default();
+            let store = state.allocs_by_node.get(id);
+            // Most steps change no alloc of most nodes: the same `Arc`s, in the same order.
+            let same = store.map_or(0, |a| a.len()) == cached.len()
+                && store
+                    .into_iter()
+                    .flat_map(|a| a.values())
+                    .zip(&cached)
+                    .all(|(alloc, (built_from, _))| Arc::ptr_eq(alloc, built_from));
+            let built = if same {
+                cached
+            } else {
+                let mut next = 0;
+                let mut built = Vec::new();
+                for alloc in store.into_iter().flat_map(|a| a.values()) {
+                    let skipped = cached[next..]
+                        .iter()
+                        .take_while(|(c, _)| c.id < alloc.id)
+                        .count();
+                    moved |= skipped > 0;
+                    next += skipped;
+                    let view = match cached.get(next) {
+                        Some((built_from, view)) if built_from.id == alloc.id => {
+                            next += 1;
+                            if Arc::ptr_eq(built_from, alloc) {
+                                Arc::clone(view)
+                            } else {
+                                Arc::new(alloc_view(alloc))
+                            }
+                        }
+                        _ => {
+                            moved = true;
                             Arc::new(alloc_view(alloc))
                         }
-                    }
-                    _ => {
-                        moved = true;
-                        Arc::new(alloc_view(alloc))
-                    }
-                };
-                built.push((Arc::clone(alloc), view));
-            }
-            moved |= next < cached.len();
-            let allocs = built.iter().map(|(_, view)| Arc::clone(view)).collect();
-            fresh.insert(id.clone(), built);
-            NodeView {
-                id: id.clone(),
-                name: client.record.node.name.clone(),
-                status: record
-                    .map_or("unregistered", |r| r.node.status.as_str())
-                    .to_string(),
-                link_up: link.up,
-                ttl_left_ms: state
+                    };
+                    built.push((Arc::clone(alloc), view));
+                }
+                moved |= next < cached.len();
+                built
+            };
+            ttls.push(
+                state
                     .heartbeat_timers
                     .get(id)
                     .map(|deadline| deadline.saturating_sub(sim.tick)),
-                eligible: record.is_some_and(|r| {
-                    r.node.scheduling_eligibility == crate::model::SchedulingEligibility::Eligible
+            );
+            let status = record.map_or("unregistered", |r| r.node.status.as_str());
+            let eligible = record.is_some_and(|r| {
+                r.node.scheduling_eligibility == crate::model::SchedulingEligibility::Eligible
+            });
+            let draining = record.is_some_and(|r| r.node.draining());
+            let name = &client.record.node.name;
+            // The last view, when nothing it shows changed (its alloc views are the same `Arc`s).
+            let unchanged = |view: &NodeView| {
+                view.name == *name
+                    && view.status == status
+                    && view.link_up == link.up
+                    && view.eligible == eligible
+                    && view.draining == draining
+                    && view.allocs.len() == built.len()
+                    && view
+                        .allocs
+                        .iter()
+                        .zip(&built)
+                        .all(|(a, (_, b))| Arc::ptr_eq(a, b))
+            };
+            let view = match cached_view {
+                Some(view) if unchanged(&view) => view,
+                _ => Arc::new(NodeView {
+                    id: id.clone(),
+                    name: name.clone(),
+                    status: status.to_string(),
+                    link_up: link.up,
+                    eligible,
+                    draining,
+                    allocs: built.iter().map(|(_, view)| Arc::clone(view)).collect(),
                 }),
-                draining: record.is_some_and(|r| r.node.draining()),
-                allocs,
-            }
+            };
+            fresh.insert(
+                id.clone(),
+                CachedNode {
+                    allocs: built,
+                    view: Some(Arc::clone(&view)),
+                },
+            );
+            view
         })
         .collect();
     // Allocs gone from the store (garbage-collected) leave the cache.
-    moved |= cache.nodes.values().any(|allocs| !allocs.is_empty());
+    moved |= cache.nodes.values().any(|node| !node.allocs.is_empty());
     cache.nodes = fresh;
     cache.allocs_moved = moved;
-    nodes
+    (nodes, ttls)
 }
 
-fn eval_views(sim: &Sim, entries: &[&TraceEntry], cache: &mut ViewCache) -> Vec<EvalView> {
+fn eval_views(sim: &Sim, records: &[StepRecord], cache: &mut ViewCache) -> Vec<EvalView> {
     let state = &sim.server.state;
     let mut fresh = BTreeMap::new();
     let mut views = Vec::with_capacity(state.eval_order.len());
@@ -579,7 +691,12 @@ fn eval_views(sim: &Sim, entries: &[&TraceEntry], cache: &mut ViewCache) -> Vec<
         }
     }
     if !missed.is_empty() {
-        let built = build_eval_views(sim, entries, missed.iter().map(|(_, record)| *record));
+        // Only here is the whole trace read: an eval was processed or changed.
+        let entries: Vec<&TraceEntry> = records
+            .iter()
+            .flat_map(|record| record.entries.iter())
+            .collect();
+        let built = build_eval_views(sim, &entries, missed.iter().map(|(_, record)| *record));
         for ((position, record), view) in missed.iter().zip(built) {
             fresh.insert(record.eval.id.clone(), (Arc::clone(record), view.clone()));
             views[*position] = Some(view);
@@ -600,15 +717,15 @@ fn build_eval_views<'a>(
     // The last processing of each eval, found in one pass over the trace.
     let mut processed_by_eval = BTreeMap::new();
     for entry in entries {
-        if let TraceEvent::EvalProcessed {
-            eval,
-            desired_tg_updates,
-            reasons,
-            plan,
-            ..
-        } = &entry.event
-        {
-            processed_by_eval.insert(eval.as_str(), (desired_tg_updates, reasons, plan));
+        if let TraceEvent::EvalProcessed(processed) = &entry.event {
+            processed_by_eval.insert(
+                &*processed.eval,
+                (
+                    &processed.desired_tg_updates,
+                    &processed.reasons,
+                    &processed.plan,
+                ),
+            );
         }
     }
     records
@@ -652,7 +769,7 @@ fn build_eval_views<'a>(
                                 .filter(|item| {
                                     !alloc_short.is_empty() && item.contains(alloc_short)
                                 })
-                                .map(String::as_str)
+                                .map(|item| &**item)
                                 .collect();
                             DecisionView {
                                 alloc_id: reason.alloc.to_string(),
@@ -805,10 +922,10 @@ fn seq_event(entry: &TraceEntry, lane: &dyn Fn(&str) -> String) -> Option<SeqEve
             format!("✕ #{call} {rpc} failed"),
             "note",
         ),
-        TraceEvent::NodeStatus { node, from, to, .. } => (
+        TraceEvent::NodeStatus(change) => (
             "leader".to_string(),
             "leader".to_string(),
-            format!("{} {from} → {to}", lane(node)),
+            format!("{} {} → {}", lane(&change.node), change.from, change.to),
             "status",
         ),
         TraceEvent::HeartbeatMissed { node, .. } => (
@@ -817,21 +934,21 @@ fn seq_event(entry: &TraceEntry, lane: &dyn Fn(&str) -> String) -> Option<SeqEve
             format!("TTL expired: {}", lane(node)),
             "status",
         ),
-        TraceEvent::EvalCreated { eval, trigger, .. } => (
+        TraceEvent::EvalCreated(created) => (
             "leader".to_string(),
             "broker".to_string(),
-            format!("◆ {} {trigger}", short(eval)),
+            format!("◆ {} {}", short(&created.eval), created.trigger),
             "eval",
         ),
-        TraceEvent::EvalProcessed {
-            eval,
-            trigger,
-            status,
-            ..
-        } => (
+        TraceEvent::EvalProcessed(processed) => (
             "broker".to_string(),
             "broker".to_string(),
-            format!("reconcile {} {trigger} → {status}", short(eval)),
+            format!(
+                "reconcile {} {} → {}",
+                short(&processed.eval),
+                processed.trigger,
+                processed.status
+            ),
             "eval",
         ),
         TraceEvent::Link { node, detail } => {
@@ -891,4 +1008,59 @@ fn notes(session: &Session) -> Vec<String> {
             }),
     );
     notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cluster big enough that the trace and the sequence diagram keep
+    /// only their newest lines (the render benchmark's shape, smaller).
+    fn big_scenario(nodes: usize, per_group: usize, steps: usize) -> String {
+        let nodes: Vec<String> = (0..nodes)
+            .map(|i| format!(r#"{{"id": "node-{i:03}"}}"#))
+            .collect();
+        let groups: Vec<String> = (0..3)
+            .map(|g| format!(r#"{{"name": "g{g}", "count": {per_group}}}"#))
+            .collect();
+        let mut script = vec![r#"{"action": "advance", "by": "5s"}"#.to_string()];
+        script.extend((0..steps).map(|_| r#"{"action": "advance", "by": "1s"}"#.to_string()));
+        format!(
+            r#"{{"version": 1, "name": "big", "nodes": [{}], "jobs": [{{"id": "bench", "groups": [{}]}}], "script": [{}]}}"#,
+            nodes.join(", "),
+            groups.join(", "),
+            script.join(", ")
+        )
+    }
+
+    /// Past the windows, the view built from the summaries of earlier
+    /// records and the newest records only is the view built from scratch,
+    /// and unchanged nodes keep their view's `Arc` from one step to the next.
+    #[test]
+    fn the_cached_view_past_the_windows_equals_a_view_built_from_scratch() {
+        let mut playground =
+            Playground::load(&big_scenario(40, 16, 40), None).expect("scenario loads");
+        let mut reused = 0;
+        for command in (0..30)
+            .map(|_| Command::Step)
+            .chain([Command::Back, Command::Back, Command::JumpTo(12)])
+            .chain((0..6).map(|_| Command::Step))
+        {
+            let before = playground.view().nodes.clone();
+            playground.apply(command.clone());
+            let fresh = build_view(playground.session());
+            assert_eq!(playground.view(), &fresh, "{command:?}");
+            let view = playground.view();
+            assert_eq!(view.node_ttls.len(), view.nodes.len());
+            reused += before
+                .iter()
+                .zip(&view.nodes)
+                .filter(|(a, b)| Arc::ptr_eq(a, b))
+                .count();
+        }
+        let view = playground.view();
+        assert!(view.trace_hidden > 0, "the trace window is full");
+        assert!(view.sequence_hidden > 0, "the sequence window is full");
+        assert!(reused > 0, "unchanged nodes keep their view");
+    }
 }

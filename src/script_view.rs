@@ -151,7 +151,9 @@ pub fn narrate(session: &Session) -> String {
         .entries
         .iter()
         .filter_map(|entry| match &entry.event {
-            TraceEvent::NodeStatus { node, from, to, .. } => Some(format!("{node} {from} → {to}")),
+            TraceEvent::NodeStatus(change) => {
+                Some(format!("{} {} → {}", change.node, change.from, change.to))
+            }
             TraceEvent::CallHandled {
                 node,
                 rpc,
@@ -165,12 +167,13 @@ pub fn narrate(session: &Session) -> String {
                 "operator → leader {rpc} {}",
                 if *accepted { "accepted" } else { "refused" }
             )),
-            TraceEvent::EvalCreated { trigger, job, .. } => {
-                Some(format!("eval created: {trigger} for {job}"))
+            TraceEvent::EvalCreated(created) => Some(format!(
+                "eval created: {} for {}",
+                created.trigger, created.job
+            )),
+            TraceEvent::EvalProcessed(processed) => {
+                Some(format!("eval {} {}", processed.trigger, processed.status))
             }
-            TraceEvent::EvalProcessed {
-                trigger, status, ..
-            } => Some(format!("eval {trigger} {status}")),
             TraceEvent::Violation { detail } => Some(format!("violation: {detail}")),
             TraceEvent::Assertion { ok: false, detail } => {
                 Some(format!("assertion failed: {detail}"))

@@ -27,7 +27,7 @@ use crate::sim::chunk_map::{ChunkMap, ChunkVec};
 use crate::sim::net::CallId;
 use crate::sim::queue::Tick;
 use crate::sim::rng::Rng;
-use crate::sim::trace::{GroupUpdates, TraceEvent};
+use crate::sim::trace::{AllocChange, EvalCreated, GroupUpdates, TraceEvent};
 use broker::Broker;
 use rpc::{Reply, Rpc};
 use serde::{Deserialize, Serialize};
@@ -194,6 +194,34 @@ pub struct ServerState {
     /// The deployment watcher's state.
     #[serde(default)]
     pub deployment_watch: deployments::WatcherState,
+    /// Derived from `nodes`: the tainted nodes' IDs, for the scheduler.
+    #[serde(skip)]
+    pub tainted_cache: TaintedCache,
+}
+
+/// The nodes that are down, disconnected or draining: a cache derived
+/// from [`ServerState::nodes`], so that the scheduler's tainted-node
+/// lookups need not search the whole node table per alloc. Every node
+/// write empties it ([`Server::nodes_changed`]); the next eval fills it
+/// again. It is not state: it is not serialized and any two compare equal.
+#[derive(Debug, Clone, Default)]
+pub struct TaintedCache(pub(crate) Option<Arc<[TaintedNode]>>);
+
+/// One entry of [`TaintedCache`], ordered by (`prefix`, `id`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaintedNode {
+    /// The ID's first eight bytes as a big-endian integer.
+    pub(crate) prefix: u64,
+    /// Node ID.
+    pub(crate) id: String,
+    /// The node as stored.
+    pub(crate) node: Node,
+}
+
+impl PartialEq for TaintedCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// One leader.
@@ -361,6 +389,7 @@ impl Server {
                 next_id: 0,
                 alloc_writes: 0,
                 deployment_watch: deployments::WatcherState::default(),
+                tainted_cache: TaintedCache::default(),
             },
         }
     }
@@ -402,6 +431,12 @@ impl Server {
             }
         }
         out
+    }
+
+    /// To call after any write to `state.nodes`: the cached tainted
+    /// nodes are recomputed on next use.
+    pub fn nodes_changed(&mut self) {
+        self.state.tainted_cache = TaintedCache::default();
     }
 
     /// A new Raft index.
@@ -533,12 +568,14 @@ impl Server {
             if let Some(allocs) = self.state.allocs_by_job.get_mut(&alloc.job_id) {
                 Arc::make_mut(allocs).remove(&alloc.id);
             }
-            out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
-                alloc: alloc.id.clone(),
-                name: alloc.name.clone(),
-                node: alloc.node_id.clone(),
-                detail: "garbage-collected".to_string(),
-            }));
+            out.push(ServerEffect::Trace(TraceEvent::AllocChanged(Box::new(
+                AllocChange {
+                    alloc: alloc.id.as_str().into(),
+                    name: alloc.name.as_str().into(),
+                    node: alloc.node_id.as_str().into(),
+                    detail: "garbage-collected".into(),
+                },
+            ))));
             nodes.insert(alloc.node_id.clone());
         }
         for node in nodes {
@@ -641,14 +678,16 @@ impl Server {
     ) {
         let id = eval.id.clone();
         let seq = self.state.eval_order.len() as u64;
-        out.push(ServerEffect::Trace(TraceEvent::EvalCreated {
-            eval: id.clone(),
-            job: eval.job_id.clone(),
-            trigger: eval.triggered_by.clone(),
-            node: eval.node_id.clone(),
-            wait_until,
-            status: eval.status.as_str().to_string(),
-        }));
+        out.push(ServerEffect::Trace(TraceEvent::EvalCreated(Box::new(
+            EvalCreated {
+                eval: id.as_str().into(),
+                job: eval.job_id.as_str().into(),
+                trigger: eval.triggered_by.as_str().into(),
+                node: eval.node_id.as_str().into(),
+                wait_until,
+                status: eval.status.as_str().into(),
+            },
+        ))));
         let blocked = eval.status == crate::model::EvalStatus::Blocked;
         let job = eval.job_id.clone();
         let priority = eval.priority;
@@ -705,9 +744,9 @@ impl Server {
         }
         self.state.broker.forget(id);
         out.push(ServerEffect::Trace(TraceEvent::EvalState {
-            eval: id.to_string(),
-            state: "canceled".to_string(),
-            reason: reason.to_string(),
+            eval: id.into(),
+            state: "canceled".into(),
+            reason: reason.into(),
         }));
     }
 
@@ -716,9 +755,9 @@ impl Server {
         let blocked = self.state.broker.take_blocked();
         for id in blocked {
             out.push(ServerEffect::Trace(TraceEvent::EvalState {
-                eval: id.clone(),
-                state: "unblocked".to_string(),
-                reason: reason.to_string(),
+                eval: id.as_str().into(),
+                state: "unblocked".into(),
+                reason: reason.into(),
             }));
             self.enqueue_ready(&id, out);
         }

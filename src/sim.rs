@@ -50,7 +50,7 @@ use queue::{EventQueue, Tick};
 use rng::Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use trace::{TraceEntry, TraceEvent, short};
+use trace::{RpcName, SharedTexts, TraceEntry, TraceEvent, short};
 
 /// Something scheduled on the queue.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -184,6 +184,10 @@ pub struct Sim {
     /// The last invariant check and the state it saw (not part of the world).
     #[serde(skip)]
     pub check_memo: check::CheckMemo,
+    /// The repeating texts the trace has used (node names, fixed reasons),
+    /// shared by its entries (not part of the world).
+    #[serde(skip)]
+    pub trace_texts: SharedTexts,
 }
 
 impl Sim {
@@ -230,6 +234,7 @@ impl Sim {
             assertions: (0, 0),
             events_handled: 0,
             check_memo: check::CheckMemo::default(),
+            trace_texts: SharedTexts::default(),
         };
         for spec in &scenario.nodes {
             let registered = spec.registered.unwrap_or(true);
@@ -267,6 +272,7 @@ impl Sim {
                 stored.node.create_index = index;
                 stored.node.modify_index = index;
                 sim.server.state.nodes.insert(spec.id.clone(), stored);
+                sim.server.nodes_changed();
                 let mut out = Vec::new();
                 ttl = sim
                     .server
@@ -283,7 +289,8 @@ impl Sim {
         sim
     }
 
-    fn record(&mut self, event: TraceEvent) {
+    fn record(&mut self, mut event: TraceEvent) {
+        self.trace_texts.share(&mut event);
         self.pending_trace.push(TraceEntry {
             step: self.step_index,
             tick: self.tick,
@@ -359,8 +366,8 @@ impl Sim {
         for effect in effects {
             match effect {
                 ClientEffect::Trace(detail) => self.record(TraceEvent::Client {
-                    node: node.to_string(),
-                    detail,
+                    node: node.into(),
+                    detail: detail.into(),
                 }),
                 ClientEffect::Timer { at, timer } => {
                     self.queue.push(
@@ -377,7 +384,7 @@ impl Sim {
     }
 
     fn send(&mut self, node: &str, rpc: Rpc) {
-        let name = rpc.name().to_string();
+        let name = RpcName::of(&rpc);
         let detail = rpc.detail();
         if !self.net.link(node).up {
             // The call fails at once; the trace shows only the failure.
@@ -396,10 +403,10 @@ impl Sim {
         }
         let (call, held) = self.net.send(self.tick, node, rpc);
         self.record(TraceEvent::CallSent {
-            node: node.to_string(),
+            node: node.into(),
             call,
             rpc: name,
-            detail,
+            detail: detail.into(),
             held,
         });
         if !held {
@@ -457,18 +464,18 @@ impl Sim {
             } => {
                 if self.net.link(&node).up {
                     self.record(TraceEvent::Reply {
-                        node: node.clone(),
+                        node: node.as_str().into(),
                         call,
-                        rpc: rpc.name().to_string(),
-                        detail: reply.detail(),
+                        rpc: RpcName::of(&rpc),
+                        detail: reply.detail().into(),
                     });
                     self.client_input(&node, ClientInput::Reply { rpc, reply });
                 } else {
                     self.record(TraceEvent::CallFailed {
-                        node: node.clone(),
+                        node: node.as_str().into(),
                         call,
-                        rpc: rpc.name().to_string(),
-                        reason: "reply lost: link down".to_string(),
+                        rpc: RpcName::of(&rpc),
+                        reason: "reply lost: link down".into(),
                     });
                     self.client_input(
                         &node,
@@ -486,10 +493,10 @@ impl Sim {
                 reason,
             } => {
                 self.record(TraceEvent::CallFailed {
-                    node: node.clone(),
+                    node: node.as_str().into(),
                     call,
-                    rpc: rpc.name().to_string(),
-                    reason: reason.clone(),
+                    rpc: RpcName::of(&rpc),
+                    reason: reason.as_str().into(),
                 });
                 self.client_input(&node, ClientInput::Failed { rpc, reason });
             }
@@ -500,9 +507,9 @@ impl Sim {
                 let waiting = self.server.state.broker.delayed.contains_key(&eval);
                 if waiting {
                     self.record(TraceEvent::EvalState {
-                        eval: eval.clone(),
-                        state: "ready".to_string(),
-                        reason: "wait_until reached".to_string(),
+                        eval: eval.as_str().into(),
+                        state: "ready".into(),
+                        reason: "wait_until reached".into(),
                     });
                     self.server_input(ServerInput::EvalDelayElapsed { eval });
                 }
@@ -748,7 +755,7 @@ impl Sim {
     pub fn apply(&mut self, action: &Action) -> Result<(), ActionError> {
         if !matches!(action, Action::Step {} | Action::Assert { .. }) {
             self.record(TraceEvent::Action {
-                text: crate::scenario::action_text(action),
+                text: crate::scenario::action_text(action).into(),
             });
         }
         let bound = self.settings.max_events_per_step;
@@ -877,8 +884,8 @@ impl Sim {
                 self.need_node(node)?;
                 self.net.link_mut(node).up = false;
                 self.record(TraceEvent::Link {
-                    node: node.clone(),
-                    detail: "down".to_string(),
+                    node: node.as_str().into(),
+                    detail: "down".into(),
                 });
                 for call in self.net.drain_node(node) {
                     self.queue.push(
@@ -899,8 +906,8 @@ impl Sim {
                 self.need_node(node)?;
                 self.net.link_mut(node).up = true;
                 self.record(TraceEvent::Link {
-                    node: node.clone(),
-                    detail: "up".to_string(),
+                    node: node.as_str().into(),
+                    detail: "up".into(),
                 });
             }
             Action::Hold { node, call } => {
@@ -909,8 +916,8 @@ impl Sim {
                     None => {
                         self.net.link_mut(node).hold = true;
                         self.record(TraceEvent::Link {
-                            node: node.clone(),
-                            detail: "holding calls".to_string(),
+                            node: node.as_str().into(),
+                            detail: "holding calls".into(),
                         });
                     }
                     Some(call) => {
@@ -919,9 +926,9 @@ impl Sim {
                             pending.held = true;
                         }
                         self.record(TraceEvent::CallControl {
-                            node: node.clone(),
+                            node: node.as_str().into(),
                             call: id,
-                            what: "held".to_string(),
+                            what: "held".into(),
                         });
                     }
                 }
@@ -930,8 +937,8 @@ impl Sim {
                 self.need_node(node)?;
                 self.net.link_mut(node).hold = false;
                 self.record(TraceEvent::Link {
-                    node: node.clone(),
-                    detail: "released".to_string(),
+                    node: node.as_str().into(),
+                    detail: "released".into(),
                 });
                 let held: Vec<CallId> = self
                     .net
@@ -941,9 +948,9 @@ impl Sim {
                     .unwrap_or_default();
                 for call in held {
                     self.record(TraceEvent::CallControl {
-                        node: node.clone(),
+                        node: node.as_str().into(),
                         call,
-                        what: "delivered".to_string(),
+                        what: "delivered".into(),
                     });
                     self.deliver(node, call);
                 }
@@ -952,9 +959,9 @@ impl Sim {
                 self.need_node(node)?;
                 let id = self.need_call(node, call)?;
                 self.record(TraceEvent::CallControl {
-                    node: node.clone(),
+                    node: node.as_str().into(),
                     call: id,
-                    what: "delivered".to_string(),
+                    what: "delivered".into(),
                 });
                 self.deliver(node, id);
             }
@@ -967,9 +974,9 @@ impl Sim {
                 let id = self.need_call(node, call)?;
                 self.net.reorder(node, id, *position);
                 self.record(TraceEvent::CallControl {
-                    node: node.clone(),
+                    node: node.as_str().into(),
                     call: id,
-                    what: format!("moved to position {position}"),
+                    what: format!("moved to position {position}").into(),
                 });
             }
             Action::Drop { node, call } => {
@@ -977,9 +984,9 @@ impl Sim {
                 let id = self.need_call(node, call)?;
                 if let Some(pending) = self.net.take(node, id) {
                     self.record(TraceEvent::CallControl {
-                        node: node.clone(),
+                        node: node.as_str().into(),
                         call: id,
-                        what: "dropped".to_string(),
+                        what: "dropped".into(),
                     });
                     self.queue.push(
                         self.tick,
@@ -1008,9 +1015,9 @@ impl Sim {
                     },
                 );
                 self.record(TraceEvent::CallControl {
-                    node: node.clone(),
+                    node: node.as_str().into(),
                     call: id,
-                    what: format!("delayed by {by}"),
+                    what: format!("delayed by {by}").into(),
                 });
             }
             Action::Advance { by } => {
@@ -1053,7 +1060,7 @@ impl Sim {
                 if applies {
                     if let Some(note) = note {
                         self.record(TraceEvent::Action {
-                            text: format!("assert: {note}"),
+                            text: format!("assert: {note}").into(),
                         });
                     }
                     for check in checks {
@@ -1063,7 +1070,10 @@ impl Sim {
                         } else {
                             self.assertions.1 += 1;
                         }
-                        self.record(TraceEvent::Assertion { ok, detail });
+                        self.record(TraceEvent::Assertion {
+                            ok,
+                            detail: detail.into(),
+                        });
                     }
                 }
             }

@@ -52,8 +52,6 @@ pub struct NodeView {
     pub status: String,
     /// Whether the client's link to the servers is up (the user's fault, not the servers' verdict).
     pub link_up: bool,
-    /// Milliseconds left before the servers' heartbeat timer for this node fires, if armed.
-    pub ttl_left_ms: Option<u64>,
     /// Whether the node is eligible for scheduling.
     pub eligible: bool,
     /// Whether the node is draining.
@@ -233,7 +231,6 @@ pub fn demo_cluster() -> ClusterView {
             name: (*name).to_string(),
             status: "ready".to_string(),
             link_up: true,
-            ttl_left_ms: None,
             eligible: true,
             draining: false,
             allocs: vec![Arc::new(AllocView {
@@ -268,8 +265,14 @@ pub struct PlaygroundView {
     pub steps_total: usize,
     /// Whether the simulation has work left.
     pub can_step: bool,
-    /// Client nodes, in ID order.
-    pub nodes: Vec<NodeView>,
+    /// Client nodes, in ID order. Shared: a node the step did not change
+    /// (its heartbeat TTL aside, see `node_ttls`) keeps the same `Arc`, so
+    /// the UI's comparisons stop at the pointer.
+    pub nodes: Vec<Arc<NodeView>>,
+    /// Milliseconds left before the servers' heartbeat timer of each node of
+    /// `nodes` fires, if armed (same order). Kept apart from the node views:
+    /// it changes at every step for every node.
+    pub node_ttls: Vec<Option<u64>>,
     /// Jobs, in ID order.
     pub jobs: Vec<JobView>,
     /// Evaluations, oldest first.
@@ -277,12 +280,14 @@ pub struct PlaygroundView {
     /// Calls per client, in send order.
     pub calls: Vec<CallView>,
     /// The newest events of the sequence diagram up to the current step.
-    pub sequence: Vec<SeqEventView>,
+    /// Shared: an event stays the same `Arc` while it is in the window.
+    pub sequence: Vec<Arc<SeqEventView>>,
     /// How many older events are left out of `sequence` (the first one's
     /// position in the whole diagram).
     pub sequence_hidden: usize,
     /// The newest lines of the trace (one fixed-column line per event) up to the current step.
-    pub trace: Vec<String>,
+    /// Shared: a line stays the same `Arc` while it is in the window.
+    pub trace: Vec<Arc<str>>,
     /// How many older trace lines are left out of `trace`.
     pub trace_hidden: usize,
     /// Assertion and invariant failures so far.

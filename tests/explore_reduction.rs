@@ -1,7 +1,8 @@
 //! Explore mode's state-space reductions (issue 7, performance): canonical
 //! fingerprints, forced steps that are not choice points, sleep sets over
 //! an independence relation that knows the eval broker, the RNG and time,
-//! and loop postponement. The reduced search finds the same violations
+//! loop postponement, and subsumption of states whose world was searched
+//! with fewer loops fired early. The reduced search finds the same violations
 //! (invariant and details of the end state) as the unreduced one, with the
 //! same shortest length.
 
@@ -98,6 +99,10 @@ fn the_reduction_finds_what_the_full_search_finds() {
     assert!(reduced.complete_orders > 0);
     assert!(reduced.postponed_orders > 0, "no loop was postponed");
     assert_eq!(full.postponed_orders, 0);
+    // Subsumption (a world searched with fewer loops fired early) is
+    // exercised too.
+    assert!(reduced.subsumed_orders > 0, "no state was subsumed");
+    assert_eq!(full.subsumed_orders, 0);
     assert!(reduced.distinct_states < full.distinct_states);
 }
 
@@ -255,4 +260,85 @@ fn the_three_node_search_is_deterministic() {
         ..ExploreConfig::default()
     };
     assert_eq!(run(THREE, config.clone()), run(THREE, config));
+}
+
+/// Fingerprints leave out the server's alloc indexes by node and by job
+/// (`allocs_by_node`, `allocs_by_job`) because they are derived from its
+/// allocs: each holds exactly the allocs of `allocs` (the same `Arc`s),
+/// grouped by node or job, plus at most empty groups. Checked after every
+/// move of seeded random orders of the three-node scenario (deliveries,
+/// time passing, evals processed, loops fired), as the explorer makes them.
+#[test]
+fn alloc_indexes_are_derived_from_the_allocs_along_random_orders() {
+    use nomad_playground::sim::rng::Rng;
+    fn check(sim: &Sim, context: &str) {
+        let state = &sim.server.state;
+        let mut by_node = 0;
+        let mut by_job = 0;
+        for (id, alloc) in state.allocs.iter() {
+            let in_node = state
+                .allocs_by_node
+                .get(&alloc.node_id)
+                .and_then(|allocs| allocs.get(id));
+            let in_job = state
+                .allocs_by_job
+                .get(&alloc.job_id)
+                .and_then(|allocs| allocs.get(id));
+            assert!(
+                in_node.is_some_and(|a| std::sync::Arc::ptr_eq(a, alloc)),
+                "{context}: alloc {id} missing from its node's index"
+            );
+            assert!(
+                in_job.is_some_and(|a| std::sync::Arc::ptr_eq(a, alloc)),
+                "{context}: alloc {id} missing from its job's index"
+            );
+        }
+        for allocs in state.allocs_by_node.values() {
+            by_node += allocs.len();
+        }
+        for allocs in state.allocs_by_job.values() {
+            by_job += allocs.len();
+        }
+        assert_eq!(by_node, state.allocs.len(), "{context}: node index");
+        assert_eq!(by_job, state.allocs.len(), "{context}: job index");
+    }
+    let start = three_node_window();
+    check(&start, "window start");
+    let mut rng = Rng::new(7);
+    let nodes = ["node-a", "node-b", "node-c"];
+    for walk in 0..40 {
+        let mut sim = start.clone();
+        for depth in 0..60 {
+            let mut choices: Vec<Action> = vec![Action::Step {}];
+            for node in nodes {
+                for call in sim.net.pending.get(node).into_iter().flatten() {
+                    choices.push(Action::Deliver {
+                        node: node.to_string(),
+                        call: format!("#{}", call.id),
+                    });
+                }
+                choices.push(Action::Heartbeat {
+                    node: node.to_string(),
+                });
+                choices.push(Action::GetAllocs {
+                    node: node.to_string(),
+                });
+                choices.push(Action::UpdateAlloc {
+                    node: node.to_string(),
+                    allocs: None,
+                });
+            }
+            for eval in sim.server.state.broker.ready_ids() {
+                choices.push(Action::ProcessEval { eval: Some(eval) });
+            }
+            let pick = rng.below(choices.len() as u64) as usize;
+            // An action that does not apply (nothing to sync) changes
+            // nothing; the indexes are checked all the same.
+            let _ = sim.apply(&choices[pick]);
+            check(
+                &sim,
+                &format!("walk {walk}, move {depth}: {:?}", choices[pick]),
+            );
+        }
+    }
 }

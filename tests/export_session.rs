@@ -75,7 +75,7 @@ fn every_cluster_eval_exports_to_a_faithful_fixture() {
             .trace()
             .into_iter()
             .filter_map(|e| match e.event {
-                TraceEvent::EvalProcessed { eval, .. } => Some(eval),
+                TraceEvent::EvalProcessed(processed) => Some(String::from(processed.eval)),
                 _ => None,
             })
             .collect();

@@ -6,11 +6,10 @@
 
 use crate::model::{
     AllocDeploymentStatus, Allocation, ClientStatus, TASK_CLIENT_RECONNECTED, TaskEvent, TaskState,
-    Time,
+    TaskStates, Time,
 };
 use crate::server::rpc::AllocUpdate;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Task events kept per task (`defaultMaxEvents`).
@@ -50,7 +49,7 @@ pub struct AllocRunner {
     /// Local client description.
     pub client_description: String,
     /// Task states.
-    pub task_states: BTreeMap<String, TaskState>,
+    pub task_states: TaskStates,
     /// Previous-allocation watches.
     pub watches: Vec<PrevWatch>,
     /// The tasks' start is scheduled.

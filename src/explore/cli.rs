@@ -323,7 +323,7 @@ pub fn text_report(result: &ExploreResult, compared: &[ExploreResult]) -> String
 
 fn summary_line(result: &ExploreResult) -> String {
     format!(
-        "{} {} orders ({} complete, {} pruned, {} unsettled), {} states ({} distinct, {:.1}% deduplicated), {}\n",
+        "{} {} orders ({} complete, {} pruned: {} postponed, {} subsumed; {} unsettled), {} states ({} distinct, {:.1}% deduplicated), {}\n",
         if result.exhaustive {
             "searched exhaustively:"
         } else {
@@ -332,6 +332,8 @@ fn summary_line(result: &ExploreResult) -> String {
         result.orders,
         result.complete_orders,
         result.pruned_orders,
+        result.postponed_orders,
+        result.subsumed_orders,
         result.unsettled_orders,
         result.states,
         result.distinct_states,

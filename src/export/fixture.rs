@@ -82,19 +82,13 @@ fn processed(session: &Session) -> Vec<Processed> {
         .trace()
         .into_iter()
         .filter_map(|e| match e.event {
-            TraceEvent::EvalProcessed {
-                eval,
-                job,
-                trigger,
-                desired_tg_updates,
-                ..
-            } => Some((
-                eval,
+            TraceEvent::EvalProcessed(processed) => Some((
+                processed.eval.into(),
                 e.step,
                 e.tick,
-                job,
-                trigger,
-                desired_tg_updates.to_map(),
+                processed.job.to_string(),
+                processed.trigger.to_string(),
+                processed.desired_tg_updates.to_map(),
             )),
             _ => None,
         })
@@ -160,7 +154,7 @@ fn state_before(session: &Session, eval: &str, step: usize) -> Result<Sim, Fixtu
                     break;
                 }
                 let done = sim.take_trace().into_iter().any(|e| {
-                    matches!(&e.event, TraceEvent::EvalProcessed { eval: id, .. } if id == eval)
+                    matches!(&e.event, TraceEvent::EvalProcessed(processed) if *processed.eval == *eval)
                 });
                 if done {
                     return Ok(before);

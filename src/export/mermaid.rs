@@ -8,7 +8,7 @@
 //! sanitised for Mermaid (`;`, `#`, `:` and newlines are special there), and
 //! the diagram is cut at [`MAX_MESSAGES`] with a note saying so.
 
-use crate::sim::trace::{TraceEntry, TraceEvent, fmt_updates, short};
+use crate::sim::trace::{EvalProcessed, TraceEntry, TraceEvent, fmt_updates, short};
 
 /// Most messages in one diagram (GitHub refuses very large diagrams).
 pub const MAX_MESSAGES: usize = 300;
@@ -46,21 +46,21 @@ fn routine(entry: &TraceEntry, failing: &mut Vec<(String, String)>) -> bool {
     match &entry.event {
         TraceEvent::CallSent {
             rpc, detail, held, ..
-        } => rpc == "Node.UpdateStatus" && detail == "status=ready" && !held,
+        } => *rpc == "Node.UpdateStatus" && &**detail == "status=ready" && !held,
         TraceEvent::Reply {
             node, rpc, detail, ..
         } => {
-            failing.retain(|(n, _)| n != node);
-            rpc == "Node.UpdateStatus" && detail.starts_with("ttl=")
+            failing.retain(|(n, _)| **n != **node);
+            *rpc == "Node.UpdateStatus" && detail.starts_with("ttl=")
         }
-        TraceEvent::NodeStatus { node, .. } => {
-            failing.retain(|(n, _)| n != node);
+        TraceEvent::NodeStatus(change) => {
+            failing.retain(|(n, _)| **n != *change.node);
             false
         }
         TraceEvent::HeartbeatMissed {
             node, requested, ..
         } => {
-            let key = (node.clone(), format!("heartbeat {requested}"));
+            let key = (node.to_string(), format!("heartbeat {requested}"));
             if failing.contains(&key) {
                 true
             } else {
@@ -69,7 +69,7 @@ fn routine(entry: &TraceEntry, failing: &mut Vec<(String, String)>) -> bool {
             }
         }
         TraceEvent::CallFailed { node, rpc, .. } => {
-            let key = (node.clone(), rpc.clone());
+            let key = (node.to_string(), rpc.to_string());
             if failing.contains(&key) {
                 true
             } else {
@@ -184,28 +184,26 @@ pub fn mermaid(entries: &[TraceEntry]) -> String {
                 "Note over Server: heartbeat of {} missed → {requested}",
                 clean(node)
             )),
-            TraceEvent::NodeStatus { node, from, to, .. } => Some(format!(
-                "Note over Server: node {} {from} → {to}",
-                clean(node)
+            TraceEvent::NodeStatus(change) => Some(format!(
+                "Note over Server: node {} {} → {}",
+                clean(&change.node),
+                change.from,
+                change.to
             )),
-            TraceEvent::EvalCreated {
-                eval,
-                job,
-                trigger,
-                status,
-                ..
-            } => Some(format!(
-                "Server->>Scheduler: eval {} {} for {} ({status})",
-                short(eval),
-                clean(trigger),
-                clean(job)
+            TraceEvent::EvalCreated(created) => Some(format!(
+                "Server->>Scheduler: eval {} {} for {} ({})",
+                short(&created.eval),
+                clean(&created.trigger),
+                clean(&created.job),
+                created.status
             )),
-            TraceEvent::EvalProcessed {
-                eval,
-                desired_tg_updates,
-                status,
-                ..
-            } => {
+            TraceEvent::EvalProcessed(processed) => {
+                let EvalProcessed {
+                    eval,
+                    desired_tg_updates,
+                    status,
+                    ..
+                } = &**processed;
                 let updates: Vec<String> = desired_tg_updates
                     .iter()
                     .map(|(group, u)| format!("{group}: {}", fmt_updates(u)))

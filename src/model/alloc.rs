@@ -355,6 +355,12 @@ impl From<&BTreeMap<String, TaskState>> for TaskStates {
     }
 }
 
+impl From<&TaskStates> for TaskStates {
+    fn from(states: &TaskStates) -> Self {
+        states.clone()
+    }
+}
+
 impl std::ops::Index<&str> for TaskStates {
     type Output = TaskState;
 

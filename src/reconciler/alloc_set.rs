@@ -40,36 +40,6 @@ impl AllocSet {
         }
         self.0.binary_search_by(|a| a.id.as_str().cmp(id))
     }
-    /// [`AllocSet::position`] for callers that look up IDs in ascending
-    /// order: tries the slot at `hint` and the one after it first, and
-    /// leaves `hint` at the slot found.
-    fn position_hinted(&self, id: &str, hint: &mut usize) -> Result<usize, usize> {
-        for i in [*hint, *hint + 1] {
-            if self.0.get(i).is_some_and(|a| a.id == id) {
-                *hint = i;
-                return Ok(i);
-            }
-        }
-        let found = self.position(id);
-        if let Ok(i) = found {
-            *hint = i;
-        }
-        found
-    }
-    /// [`AllocSet::get`] with a search hint (see `position_hinted`).
-    pub(crate) fn get_hinted(&self, id: &str, hint: &mut usize) -> Option<&Arc<Allocation>> {
-        self.position_hinted(id, hint).ok().map(|i| &self.0[i])
-    }
-    /// The alloc with this ID, to change it in place (say with
-    /// `Arc::make_mut`; its ID must not change), with a search hint (see
-    /// `position_hinted`).
-    pub(crate) fn get_mut_hinted(
-        &mut self,
-        id: &str,
-        hint: &mut usize,
-    ) -> Option<&mut Arc<Allocation>> {
-        self.position_hinted(id, hint).ok().map(|i| &mut self.0[i])
-    }
     /// Adds or replaces an alloc.
     pub fn insert(&mut self, alloc: Arc<Allocation>) {
         // Sets are mostly built in ID order: appending is the common case.
@@ -453,6 +423,29 @@ impl AllocNameIndex {
         }
     }
 
+    /// An index seeded with these name indexes (one per alloc).
+    pub(crate) fn from_indexes(
+        job: &str,
+        group: &str,
+        count: u32,
+        indexes: impl IntoIterator<Item = u32>,
+    ) -> Self {
+        let mut taken = Taken::with_capacity(count);
+        let mut duplicates = BTreeMap::new();
+        for idx in indexes {
+            if !taken.insert(idx) {
+                *duplicates.entry(idx).or_insert(0) += 1;
+            }
+        }
+        AllocNameIndex {
+            job: job.to_string(),
+            group: group.to_string(),
+            count,
+            taken,
+            duplicates,
+        }
+    }
+
     fn name(&self, idx: u32) -> String {
         alloc_name(&self.job, &self.group, idx)
     }
@@ -563,7 +556,7 @@ impl AllocNameIndex {
 
 /// [`Allocation::name_index`], with a fast path for the usual name that
 /// ends in `[<1 to 9 digits>]` (read from the end, no search for `[`).
-fn name_index(a: &Allocation) -> u32 {
+pub(crate) fn name_index(a: &Allocation) -> u32 {
     if let [head @ .., b']'] = a.name.as_bytes() {
         let (mut n, mut scale, mut digits) = (0u32, 1u32, 0);
         for &c in head.iter().rev() {

@@ -25,12 +25,10 @@
 //! assert_eq!(result.place.len(), 2);
 //! ```
 
+mod table;
+
 use super::alloc_set::{AllocNameIndex, AllocSet};
-use super::filters::{
-    self, BATCHED_FAILED_ALLOC_WINDOW, DelayedReschedule, FilterContext, RescheduleContext,
-    classify_allocs, classify_each, filter_by_rescheduleable, split_rescheduleable,
-    split_server_terminal_allocs,
-};
+use super::filters::{self, BATCHED_FAILED_ALLOC_WINDOW, FilterContext, RescheduleContext};
 use super::picker::{Pick, Picker};
 use super::reasons::{AllocCategory, AllocDecision, ClassifyRule, Decision, Explain, StopReason};
 use super::rules::{ExpiredAllocs, ReconcilerRules, ReconnectReconciliation, ReplacementLookup};
@@ -42,8 +40,9 @@ use crate::model::{
     Node, TaskGroup, Time,
 };
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use table::{PosSet, Table, union_positions};
 
 /// Stop descriptions (Nomad's `scheduler/structs` constants).
 pub mod status {
@@ -348,8 +347,16 @@ pub fn reconcile(
     update_fn: &AllocUpdateFn<'_>,
     next_id: &mut dyn FnMut() -> String,
 ) -> ReconcileResult {
+    let cx = FilterContext {
+        tainted_nodes: &input.tainted_nodes,
+        now: input.now,
+        rules: &options.rules,
+    };
+    // One pass over the allocs; the rest of the run works on the table.
+    let (table, firsts) = Table::build(&input.allocs, &cx);
     let mut r = Reconciler {
         input,
+        table: &table,
         rules: options.rules,
         picker: options.picker,
         update_fn,
@@ -361,7 +368,7 @@ pub fn reconcile(
         created_deployment: false,
         persist_initializing: false,
         result: ReconcileResult::default(),
-        explain: Explain::default(),
+        explain: Explain::new(firsts),
     };
     r.compute();
     let mut result = r.result;
@@ -373,6 +380,8 @@ pub fn reconcile(
 
 struct Reconciler<'a, 'b> {
     input: &'a ClusterInput,
+    /// The input allocs in ID order, with what the rules read of them.
+    table: &'a Table<'a>,
     rules: ReconcilerRules,
     picker: Picker,
     update_fn: &'a AllocUpdateFn<'b>,
@@ -384,226 +393,134 @@ struct Reconciler<'a, 'b> {
     created_deployment: bool,
     persist_initializing: bool,
     result: ReconcileResult,
+    /// Reason records, one per alloc ID (the table's slots).
     explain: Explain,
 }
 
-/// Alloc ID → follow-up eval ID: each eval ID once, and per alloc (sorted
-/// by alloc ID, one entry per ID) the index of its eval and the alloc ID's
-/// first 16 bytes as a number (compared before the full ID).
+/// Alloc (table position) → follow-up eval ID: each eval ID once, and per
+/// alloc (sorted by position, one entry per position) the index of its eval.
 #[derive(Default)]
 struct FollowupIds {
     evals: Vec<Arc<str>>,
-    allocs: Vec<(Arc<Allocation>, usize)>,
-    prefixes: Vec<u128>,
+    allocs: Vec<(u32, usize)>,
     /// The entry found last: callers mostly ask in ID order, so the entry
     /// after it is tried before a search.
     hint: std::cell::Cell<usize>,
 }
 
 impl FollowupIds {
-    fn new(evals: &[Evaluation], mut allocs: Vec<(Arc<Allocation>, usize)>) -> Self {
-        sort_by_alloc_id_keep_last(&mut allocs);
+    fn new(evals: &[Evaluation], mut allocs: Vec<(u32, usize)>) -> Self {
+        sort_keep_last(&mut allocs);
         FollowupIds {
             evals: evals.iter().map(|e| Arc::from(e.id.as_str())).collect(),
-            prefixes: allocs
-                .iter()
-                .map(|(a, _)| filters::id_prefix(&a.id))
-                .collect(),
             allocs,
             hint: std::cell::Cell::new(0),
         }
     }
 
-    fn get(&self, alloc_id: &str) -> Option<&str> {
-        self.get_shared(alloc_id).map(|e| &**e)
+    fn get(&self, pos: u32) -> Option<&str> {
+        self.get_shared(pos).map(|e| &**e)
     }
 
     /// [`FollowupIds::get`], as the shared eval ID.
-    fn get_shared(&self, alloc_id: &str) -> Option<&Arc<str>> {
+    fn get_shared(&self, pos: u32) -> Option<&Arc<str>> {
         let h = self.hint.get();
-        for i in [h, h + 1] {
-            if let Some((a, e)) = self.allocs.get(i)
-                && a.id == alloc_id
-            {
-                self.hint.set(i);
-                return Some(&self.evals[*e]);
-            }
-        }
-        let p = filters::id_prefix(alloc_id);
-        let (mut lo, mut hi) = (0, self.allocs.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let ord = self.prefixes[mid]
-                .cmp(&p)
-                .then_with(|| self.allocs[mid].0.id.as_str().cmp(alloc_id));
-            match ord {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => {
-                    self.hint.set(mid);
-                    return Some(&self.evals[self.allocs[mid].1]);
-                }
-            }
-        }
-        None
+        let near = [h, h + 1]
+            .into_iter()
+            .find(|i| self.allocs.get(*i).is_some_and(|(p, _)| *p == pos));
+        let i = match near {
+            Some(i) => i,
+            None => self.allocs.binary_search_by_key(&pos, |(p, _)| *p).ok()?,
+        };
+        self.hint.set(i);
+        Some(&self.evals[self.allocs[i].1])
     }
 
-    /// Adds `other`'s entries; on equal alloc IDs `other` wins.
+    /// Adds `other`'s entries; on equal positions `other` wins.
     fn extend(&mut self, other: FollowupIds) {
         let offset = self.evals.len();
         self.evals.extend(other.evals);
         self.allocs
-            .extend(other.allocs.into_iter().map(|(a, i)| (a, i + offset)));
-        sort_by_alloc_id_keep_last(&mut self.allocs);
-        self.prefixes = self
-            .allocs
-            .iter()
-            .map(|(a, _)| filters::id_prefix(&a.id))
-            .collect();
+            .extend(other.allocs.into_iter().map(|(p, i)| (p, i + offset)));
+        sort_keep_last(&mut self.allocs);
     }
 }
 
-/// Groups allocs sorted by (ID prefix, ID) into one set per task group; of
-/// allocs with equal IDs in one group the later one stays. Consecutive
-/// allocs mostly share a group, so the group is looked up only when it
-/// changes, and each set is built by appending.
-fn alloc_matrix<'a>(sorted: &[(u128, &'a Arc<Allocation>)]) -> BTreeMap<&'a str, AllocSet> {
-    let mut groups: Vec<(&str, AllocSet)> = Vec::new();
-    let mut cur = usize::MAX;
-    for (k, (p, a)) in sorted.iter().enumerate() {
-        let replaced = sorted[k + 1..]
-            .iter()
-            .take_while(|(q, b)| q == p && b.id == a.id)
-            .any(|(_, b)| b.task_group == a.task_group);
-        if replaced {
-            continue;
-        }
-        let group = a.task_group.as_str();
-        if groups.get(cur).is_none_or(|(g, _)| *g != group) {
-            cur = match groups.iter().position(|(g, _)| *g == group) {
-                Some(i) => i,
-                None => {
-                    groups.push((group, AllocSet::new()));
-                    groups.len() - 1
-                }
-            };
-        }
-        groups[cur].1.push_ordered(Arc::clone(a));
-    }
-    groups.into_iter().collect()
-}
-
-/// An alloc with its ID prefix (see `filters::id_prefix`).
-type Keyed<'a> = (u128, &'a Arc<Allocation>);
-
-/// Orders keyed allocs by (ID prefix, ID), which is ID order.
-fn by_id(x: &Keyed<'_>, y: &Keyed<'_>) -> std::cmp::Ordering {
-    x.0.cmp(&y.0).then_with(|| x.1.id.cmp(&y.1.id))
-}
-
-/// The most ascending runs [`sort_by_id`] merges (more are sorted).
-const MAX_RUNS: usize = 4;
-
-/// The allocs in ID order, each with its ID prefix; stable, so of equal IDs
-/// the later one stays last. Input already in ID order (the state store's)
-/// is only checked. Input that interleaves a few ascending runs (say
-/// originals and their replacements, each created in ID order) is dealt
-/// onto at most [`MAX_RUNS`] runs and merged in one pass; anything else is
-/// sorted.
-fn sort_by_id(allocs: &[Arc<Allocation>]) -> Vec<Keyed<'_>> {
-    let mut keyed: Vec<Keyed<'_>> = allocs
-        .iter()
-        .map(|a| (filters::id_prefix(&a.id), a))
-        .collect();
-    if keyed.is_sorted_by(|x, y| by_id(x, y).is_le()) {
-        return keyed;
-    }
-    if let Some(merged) = merge_runs(&keyed) {
-        return merged;
-    }
-    keyed.sort_by(by_id);
-    keyed
-}
-
-/// A keyed alloc with its position in the input.
-type Ranked<'a> = (u128, &'a Arc<Allocation>, u32);
-
-/// Deals `keyed` (in input order) onto the first run whose last alloc
-/// sorts at or before it, then merges the runs two by two, taking of equal
-/// IDs the alloc that came first in the input. `None` when it needs more
-/// than [`MAX_RUNS`] runs.
-fn merge_runs<'a>(keyed: &[Keyed<'a>]) -> Option<Vec<Keyed<'a>>> {
-    let mut runs: Vec<Vec<Ranked<'a>>> = Vec::with_capacity(MAX_RUNS);
-    'deal: for (i, &(p, a)) in keyed.iter().enumerate() {
-        for run in runs.iter_mut() {
-            let &(lp, la, _) = run.last().expect("runs are never empty");
-            if by_id(&(lp, la), &(p, a)).is_le() {
-                run.push((p, a, i as u32));
-                continue 'deal;
-            }
-        }
-        if runs.len() == MAX_RUNS {
-            return None;
-        }
-        let mut run = Vec::with_capacity(keyed.len() - i);
-        run.push((p, a, i as u32));
-        runs.push(run);
-    }
-    while runs.len() > 1 {
-        let b = runs.pop().expect("two runs");
-        let a = runs.pop().expect("two runs");
-        runs.push(merge_two(&a, &b));
-    }
-    let merged = runs.pop().unwrap_or_default();
-    Some(merged.into_iter().map(|(p, a, _)| (p, a)).collect())
-}
-
-/// Merges two runs sorted by (ID prefix, ID, input position).
-fn merge_two<'a>(a: &[Ranked<'a>], b: &[Ranked<'a>]) -> Vec<Ranked<'a>> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        let (x, y) = (&a[i], &b[j]);
-        let y_first = match by_id(&(y.0, y.1), &(x.0, x.1)) {
-            std::cmp::Ordering::Less => true,
-            std::cmp::Ordering::Greater => false,
-            std::cmp::Ordering::Equal => y.2 < x.2,
-        };
-        if y_first {
-            out.push(*y);
-            j += 1;
-        } else {
-            out.push(*x);
-            i += 1;
-        }
-    }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
-    out
-}
-
-/// Sorts by alloc ID (stable) and keeps the last entry of equal IDs.
-fn sort_by_alloc_id_keep_last<T>(v: &mut Vec<(Arc<Allocation>, T)>) {
-    if v.is_sorted_by(|x, y| x.0.id < y.0.id) {
+/// Sorts by position (stable) and keeps the last entry of equal positions.
+fn sort_keep_last(v: &mut Vec<(u32, usize)>) {
+    if v.is_sorted_by(|x, y| x.0 < y.0) {
         return;
     }
-    v.sort_by(|x, y| x.0.id.cmp(&y.0.id));
+    v.sort_by_key(|x| x.0);
     v.reverse();
-    v.dedup_by(|later, earlier| later.0.id == earlier.0.id);
+    v.dedup_by(|later, earlier| later.0 == earlier.0);
     v.reverse();
+}
+
+/// An alloc (table position) to reschedule, or stop as lost, at a later
+/// time (Nomad's `delayedRescheduleInfo`).
+#[derive(Debug, Clone, Copy)]
+struct Later {
+    pos: u32,
+    time: Time,
+}
+
+/// The result of [`Reconciler::split_rescheduleable`].
+#[derive(Default)]
+struct Split {
+    /// Allocs that stay (not rescheduled now).
+    untainted: PosSet,
+    /// Allocs to reschedule now.
+    now: PosSet,
+    /// Allocs to reschedule later (also in `untainted`).
+    later: Vec<Later>,
+}
+
+/// The classification sets of a group (`classifyAllocs`).
+#[derive(Default)]
+struct Classes {
+    untainted: PosSet,
+    migrate: PosSet,
+    lost: PosSet,
+    disconnecting: PosSet,
+    reconnecting: PosSet,
+    ignore: PosSet,
+    expiring: PosSet,
+}
+
+impl Classes {
+    fn set_mut(&mut self, cat: AllocCategory) -> &mut PosSet {
+        match cat {
+            AllocCategory::Untainted | AllocCategory::Filtered => &mut self.untainted,
+            AllocCategory::Migrate => &mut self.migrate,
+            AllocCategory::Lost => &mut self.lost,
+            AllocCategory::Disconnecting => &mut self.disconnecting,
+            AllocCategory::Reconnecting => &mut self.reconnecting,
+            AllocCategory::Ignore => &mut self.ignore,
+            AllocCategory::Expiring => &mut self.expiring,
+        }
+    }
 }
 
 /// The per-group working sets.
 struct GroupSets {
-    untainted: AllocSet,
-    migrate: AllocSet,
-    lost: AllocSet,
-    disconnecting: AllocSet,
-    reschedule_now: AllocSet,
-    reschedule_later: Vec<DelayedReschedule>,
+    untainted: PosSet,
+    migrate: PosSet,
+    lost: PosSet,
+    disconnecting: PosSet,
+    reschedule_now: PosSet,
+    reschedule_later: Vec<Later>,
     /// Reconnecting allocs kept apart until the over-count stop (≤ 1.5.3,
     /// [`ReconnectReconciliation::InComputeStop`]); empty otherwise.
-    reconnecting: AllocSet,
+    reconnecting: PosSet,
+}
+
+/// Whether an entry's alloc has client status `unknown`: from the table's
+/// facts, or from the set's own copy.
+fn is_unknown(t: &Table<'_>, pos: u32, own: Option<&Arc<Allocation>>) -> bool {
+    own.map_or(t.facts(pos).unknown, |a| {
+        a.client_status == ClientStatus::Unknown
+    })
 }
 
 impl Reconciler<'_, '_> {
@@ -611,46 +528,64 @@ impl Reconciler<'_, '_> {
         self.input.now
     }
 
-    fn filter_cx(&self) -> FilterContext<'_> {
-        FilterContext {
-            tainted_nodes: &self.input.tainted_nodes,
+    fn reschedule_cx(&self) -> RescheduleContext<'_> {
+        RescheduleContext {
+            is_batch: self.input.job_is_batch,
             now: self.input.now,
+            eval_id: &self.input.eval_id,
+            deployment: self.deployment_current.as_ref(),
             rules: &self.rules,
         }
     }
 
+    /// Stops the alloc at table position `pos` (`alloc` is the set's
+    /// version of it) and records why.
+    #[allow(clippy::too_many_arguments)]
     fn stop(
         &mut self,
         stops: &mut Vec<StopResult>,
+        pos: u32,
         alloc: &Arc<Allocation>,
         client_status: Option<ClientStatus>,
         desc: &str,
-        followup: &str,
+        reason: StopReason,
+    ) {
+        let slot = self.table.slot(pos);
+        self.stop_slot(stops, Some(slot), alloc, client_status, desc, reason);
+    }
+
+    /// [`Reconciler::stop`] for an alloc known by its reason record (if any).
+    fn stop_slot(
+        &mut self,
+        stops: &mut Vec<StopResult>,
+        slot: Option<usize>,
+        alloc: &Arc<Allocation>,
+        client_status: Option<ClientStatus>,
+        desc: &str,
         reason: StopReason,
     ) {
         stops.push(StopResult {
             alloc: Arc::clone(alloc),
             client_status,
             status_description: desc.to_string(),
-            followup_eval_id: followup.to_string(),
+            followup_eval_id: String::new(),
         });
-        self.explain.decide_alloc(
-            alloc,
-            Decision::Stop {
-                reason,
-                replaced: false,
-            },
-        );
+        if let Some(slot) = slot {
+            self.explain.decide(
+                slot,
+                Decision::Stop {
+                    reason,
+                    replaced: false,
+                },
+            );
+        }
     }
 
     fn compute(&mut self) {
         let input = self.input;
-        // The allocs in ID order (stable: of equal IDs the later stays last),
-        // comparing a numeric prefix of the IDs first.
-        let sorted = sort_by_id(&input.allocs);
-        self.explain.prepare_sorted(&sorted);
+        let t = self.table;
         // The alloc matrix: group -> allocs (later duplicates replace earlier).
-        let mut matrix: BTreeMap<&str, AllocSet> = alloc_matrix(&sorted);
+        let mut matrix: BTreeMap<&str, PosSet> = t.matrix();
         if let Some(job) = &input.job {
             for tg in &job.task_groups {
                 matrix.entry(tg.name.as_str()).or_default();
@@ -662,15 +597,18 @@ impl Reconciler<'_, '_> {
         let stopped = input.job.as_ref().is_none_or(Job::stopped);
         if stopped {
             for (group, set) in &matrix {
-                for a in set.iter().filter(|a| a.terminal_status()) {
-                    self.explain.classify(
-                        a,
-                        AllocCategory::Filtered,
-                        ClassifyRule::JobStopped,
-                        Decision::Skip,
-                    );
+                for (p, a) in set.iter(t) {
+                    if t.facts(p).terminal {
+                        self.explain.classify(
+                            t.slot(p),
+                            a,
+                            AllocCategory::Filtered,
+                            ClassifyRule::JobStopped,
+                            Decision::Skip,
+                        );
+                    }
                 }
-                let set = set.filter_by_terminal();
+                let set = set.filter_pos(|p| !t.facts(p).terminal);
                 let n = self.filter_and_stop_all(
                     &set,
                     ClassifyRule::JobStopped,
@@ -777,43 +715,43 @@ impl Reconciler<'_, '_> {
     }
 
     /// `filterAndStopAll`: classify and stop everything; returns the set size.
-    fn filter_and_stop_all(
-        &mut self,
-        set: &AllocSet,
-        rule: ClassifyRule,
-        reason: StopReason,
-    ) -> u64 {
-        let (c, rules) = classify_each(set, &self.filter_cx());
-        let mut stops = Vec::new();
-        for (a, (cat, _)) in set.iter().zip(rules) {
-            self.explain.classify(a, cat, rule, Decision::Skip);
+    fn filter_and_stop_all(&mut self, set: &PosSet, rule: ClassifyRule, reason: StopReason) -> u64 {
+        use AllocCategory as C;
+        let t = self.table;
+        for (p, a) in set.iter(t) {
+            self.explain
+                .classify(t.slot(p), a, t.facts(p).cat, rule, Decision::Skip);
         }
-        let unknown = ClientStatus::Unknown;
-        let plan: [(&AllocSet, Option<ClientStatus>, &str); 7] = [
-            (&c.untainted, None, status::ALLOC_NOT_NEEDED),
-            (&c.migrate, None, status::ALLOC_NOT_NEEDED),
-            (&c.lost, Some(ClientStatus::Lost), status::ALLOC_LOST),
-            (&c.disconnecting, None, status::ALLOC_NOT_NEEDED),
-            (&c.reconnecting, None, status::ALLOC_NOT_NEEDED),
+        let mut stops = Vec::new();
+        let not_needed = status::ALLOC_NOT_NEEDED;
+        // The classification sets in Nomad's order; of the ignored and
+        // expiring allocs only the unknown ones.
+        let plan: [(&[C], Option<ClientStatus>, &str, bool); 7] = [
+            (&[C::Untainted, C::Filtered], None, not_needed, false),
+            (&[C::Migrate], None, not_needed, false),
             (
-                &c.ignore.filter_by_client_status(&unknown),
-                None,
-                status::ALLOC_NOT_NEEDED,
+                &[C::Lost],
+                Some(ClientStatus::Lost),
+                status::ALLOC_LOST,
+                false,
             ),
-            (
-                &c.expiring.filter_by_client_status(&unknown),
-                None,
-                status::ALLOC_NOT_NEEDED,
-            ),
+            (&[C::Disconnecting], None, not_needed, false),
+            (&[C::Reconnecting], None, not_needed, false),
+            (&[C::Ignore], None, not_needed, true),
+            (&[C::Expiring], None, not_needed, true),
         ];
-        for (s, cs, desc) in plan {
-            for a in s.iter() {
+        for (cats, cs, desc, only_unknown) in plan {
+            for (p, a) in set.iter(t) {
+                let f = t.facts(p);
+                if !cats.contains(&f.cat) || (only_unknown && !f.unknown) {
+                    continue;
+                }
                 let reason = if cs.is_some() {
                     StopReason::Lost
                 } else {
                     reason
                 };
-                self.stop(&mut stops, a, cs.clone(), desc, "", reason);
+                self.stop(&mut stops, p, a, cs.clone(), desc, reason);
             }
         }
         self.result.stop.extend(stops);
@@ -839,8 +777,9 @@ impl Reconciler<'_, '_> {
     }
 
     /// `computeGroup`: returns whether the group's deployment is complete.
-    fn compute_group(&mut self, group: &str, all: AllocSet) -> bool {
+    fn compute_group(&mut self, group: &str, all: PosSet) -> bool {
         let input = self.input;
+        let t = self.table;
         let job = input
             .job
             .as_ref()
@@ -849,9 +788,13 @@ impl Reconciler<'_, '_> {
         let mut stops: Vec<StopResult> = Vec::new();
         let mut place_out: Vec<PlaceResult> = Vec::new();
 
-        let (mut all, dropped) = split_server_terminal_allocs(all);
-        for a in dropped.iter() {
+        // `filterServerTerminalAllocs`.
+        let (mut all, dropped) = all.into_partition_pos(|p| {
+            !t.facts(p).server_terminal || filters::kept_unless_server_terminal(t.alloc(p))
+        });
+        for (p, a) in dropped.iter(t) {
             self.explain.classify(
+                t.slot(p),
                 a,
                 AllocCategory::Filtered,
                 ClassifyRule::ServerTerminal,
@@ -874,12 +817,13 @@ impl Reconciler<'_, '_> {
 
         // Batch: terminal allocs of an older job are only counted.
         if input.job_is_batch {
-            let old = all.filter(|a| {
-                (a.job_version() < job.version || a.job_create_index() < job.create_index)
-                    && a.terminal_status()
+            let old = all.filter(t, |p, a| {
+                t.facts(p).terminal
+                    && (a.job_version() < job.version || a.job_create_index() < job.create_index)
             });
-            for a in old.iter() {
+            for (p, a) in old.iter(t) {
                 self.explain.classify(
+                    t.slot(p),
                     a,
                     AllocCategory::Filtered,
                     ClassifyRule::OldTerminalBatch,
@@ -892,26 +836,25 @@ impl Reconciler<'_, '_> {
 
         let canaries = self.cancel_unneeded_canaries(&mut all, &mut du, &mut stops);
 
-        let (c, rules) = classify_each(&all, &self.filter_cx());
-        for (a, (cat, rule)) in all.iter().zip(rules) {
-            let default = match cat {
+        // `classifyAllocs`, as the table classified each alloc.
+        let mut c = Classes {
+            untainted: PosSet::with_capacity(all.len()),
+            ..Default::default()
+        };
+        for (p, a) in all.iter(t) {
+            let f = t.facts(p);
+            let default = match f.cat {
                 AllocCategory::Ignore => Decision::Ignore,
                 AllocCategory::Untainted | AllocCategory::Migrate => Decision::Skip,
                 _ => Decision::Keep,
             };
-            self.explain.classify(a, cat, rule, default);
+            self.explain.classify(t.slot(p), a, f.cat, f.rule, default);
+            c.set_mut(f.cat).push(p);
         }
         du.ignore += c.ignore.len() as u64;
 
-        let rcx = RescheduleContext {
-            is_batch: input.job_is_batch,
-            now: input.now,
-            eval_id: &input.eval_id,
-            deployment: self.deployment_current.as_ref(),
-            rules: &self.rules,
-        };
-        let split = split_rescheduleable(c.untainted, false, &rcx);
-        let msplit = filter_by_rescheduleable(&c.migrate, false, &rcx);
+        let split = self.split_rescheduleable(&c.untainted, false);
+        let msplit = self.split_rescheduleable(&c.migrate, false);
         let mut reschedule_now = split.now;
         reschedule_now.union_with(&msplit.now);
         let mut sets = GroupSets {
@@ -921,16 +864,16 @@ impl Reconciler<'_, '_> {
             disconnecting: c.disconnecting,
             reschedule_now,
             reschedule_later: split.later.into_iter().chain(msplit.later).collect(),
-            reconnecting: AllocSet::new(),
+            reconnecting: PosSet::new(),
         };
-        for a in sets.untainted.iter() {
-            self.explain.decide_alloc(a, Decision::Keep);
+        for p in sets.untainted.positions() {
+            self.explain.decide(t.slot(p), Decision::Keep);
         }
-        for a in sets.migrate.iter() {
-            self.explain.decide_alloc(a, Decision::Migrate);
+        for p in sets.migrate.positions() {
+            self.explain.decide(t.slot(p), Decision::Migrate);
         }
-        for a in sets.reschedule_now.iter() {
-            self.explain.decide_alloc(a, Decision::RescheduleNow);
+        for p in sets.reschedule_now.positions() {
+            self.explain.decide(t.slot(p), Decision::RescheduleNow);
         }
 
         if !c.reconnecting.is_empty() {
@@ -952,10 +895,11 @@ impl Reconciler<'_, '_> {
         if !c.expiring.is_empty() {
             let legacy = self.rules.honour_legacy_disconnect_fields;
             let (keep, lose) = match self.rules.expired_allocs {
-                ExpiredAllocs::AlwaysLost => (AllocSet::new(), c.expiring.clone()),
+                ExpiredAllocs::AlwaysLost => (PosSet::new(), c.expiring.clone()),
                 ExpiredAllocs::KeptWhenNoReplace => (
-                    c.expiring.filter(|a| !a.replace_on_disconnect(legacy)),
-                    c.expiring.filter(|a| a.replace_on_disconnect(legacy)),
+                    c.expiring
+                        .filter(t, |_, a| !a.replace_on_disconnect(legacy)),
+                    c.expiring.filter(t, |_, a| a.replace_on_disconnect(legacy)),
                 ),
             };
             sets.lost.union_with(&lose);
@@ -968,17 +912,28 @@ impl Reconciler<'_, '_> {
         }
 
         let mut lost_later_evals = FollowupIds::default();
-        let mut lost_later: Vec<DelayedReschedule> = Vec::new();
+        let mut lost_later: Vec<Later> = Vec::new();
         if !sets.lost.is_empty() {
-            lost_later = filters::delay_by_stop_after(&sets.lost, input.now, &self.rules);
+            // `delayByStopAfter`: lost allocs whose group sets
+            // stop_on_client_after and whose wait has not passed.
+            let (now, legacy) = (input.now, self.rules.honour_legacy_disconnect_fields);
+            lost_later = sets
+                .lost
+                .iter(t)
+                .filter(|(_, a)| a.should_client_stop(legacy))
+                .filter_map(|(pos, a)| {
+                    let time = a.wait_client_stop(now, legacy);
+                    time.after(now).then_some(Later { pos, time })
+                })
+                .collect();
             let (ids, evals) = self.create_later_evals(&mut lost_later, trigger::ALLOC_FAILURE);
             for d in &lost_later {
-                let eval_id = ids.get(&d.alloc.id).unwrap_or("").to_string();
+                let eval_id = ids.get(d.pos).unwrap_or("").to_string();
                 self.explain.decide(
-                    &d.alloc.id,
+                    t.slot(d.pos),
                     Decision::LostLater {
                         eval_id,
-                        wait_until: d.reschedule_time,
+                        wait_until: d.time,
                     },
                 );
             }
@@ -995,17 +950,18 @@ impl Reconciler<'_, '_> {
             self.create_reschedule_later_evals(&mut sets, &all, &tg.name, &mut du);
         }
 
-        let mut name_index = AllocNameIndex::from_sets(
-            &input.job_id,
-            group,
-            tg.count,
+        // The name index of the union of these sets (an alloc counts once).
+        let mut taken = Vec::new();
+        union_positions(
             &[
                 &sets.untainted,
                 &sets.migrate,
                 &sets.reschedule_now,
                 &sets.lost,
             ],
+            |p| taken.push(t.facts(p).name_index),
         );
+        let mut name_index = AllocNameIndex::from_indexes(&input.job_id, group, tg.count, taken);
 
         let is_canarying = dstate.desired_canaries != 0 && !dstate.promoted;
         self.compute_stop(
@@ -1046,7 +1002,11 @@ impl Reconciler<'_, '_> {
             }
             if !self.deployment_paused && !self.deployment_failed {
                 du.canary += (canary as usize - canaries.len()) as u64;
-                let names = name_index.next_canaries(du.canary as usize, &canaries, &destructive);
+                let names = name_index.next_canaries(
+                    du.canary as usize,
+                    &canaries.to_alloc_set(t),
+                    &destructive.to_alloc_set(t),
+                );
                 for name in names {
                     place_out.push(PlaceResult {
                         name,
@@ -1073,7 +1033,7 @@ impl Reconciler<'_, '_> {
 
         let mut place = Vec::new();
         if lost_later.is_empty() {
-            place = compute_placements(tg, &mut name_index, &sets, is_canarying);
+            place = compute_placements(t, tg, &mut name_index, &sets, is_canarying);
             if !existing_deployment {
                 dstate.desired_total += place.len() as u32;
             }
@@ -1088,8 +1048,7 @@ impl Reconciler<'_, '_> {
             let n = destructive.len().min(under.max(0) as usize);
             du.destructive_update += n as u64;
             du.ignore += (destructive.len() - n) as u64;
-            let ordered = destructive.name_order();
-            for (i, a) in ordered.iter().enumerate() {
+            for (i, (p, a)) in destructive.name_order(t).into_iter().enumerate() {
                 if i < n {
                     self.result.destructive_update.push(DestructiveResult {
                         place_name: a.name.clone(),
@@ -1097,28 +1056,28 @@ impl Reconciler<'_, '_> {
                         stop_alloc: Arc::clone(a),
                         stop_status_description: status::ALLOC_UPDATING.to_string(),
                     });
-                    self.explain.decide_alloc(a, Decision::DestructiveUpdate);
+                    self.explain.decide(t.slot(p), Decision::DestructiveUpdate);
                 } else {
-                    self.explain.decide_alloc(a, Decision::UpdateDeferred);
+                    self.explain.decide(t.slot(p), Decision::UpdateDeferred);
                 }
             }
         } else {
             du.ignore += destructive.len() as u64;
-            for a in destructive.iter() {
-                self.explain.decide_alloc(a, Decision::UpdateDeferred);
+            for p in destructive.positions() {
+                self.explain.decide(t.slot(p), Decision::UpdateDeferred);
             }
         }
 
         // computeMigrations
         du.migrate += sets.migrate.len() as u64;
-        for a in sets.migrate.name_order() {
+        for (p, a) in sets.migrate.name_order(t) {
             stops.push(StopResult {
-                alloc: Arc::clone(&a),
+                alloc: Arc::clone(a),
                 client_status: None,
                 status_description: status::ALLOC_MIGRATING.to_string(),
                 followup_eval_id: String::new(),
             });
-            self.explain.decide_alloc(&a, Decision::Migrate);
+            self.explain.decide(t.slot(p), Decision::Migrate);
             if a.is_batch_job()
                 && (a.desired_transition.should_reschedule()
                     || a.desired_transition.should_disable_migration_placement())
@@ -1129,7 +1088,7 @@ impl Reconciler<'_, '_> {
                 name: a.name.clone(),
                 task_group: tg.name.clone(),
                 canary: a.is_canary(),
-                previous_alloc: Some(Arc::clone(&a)),
+                previous_alloc: Some(Arc::clone(a)),
                 reschedule: false,
                 lost: false,
                 downgrade_non_canary: is_canarying && !a.is_canary(),
@@ -1173,8 +1132,10 @@ impl Reconciler<'_, '_> {
         );
 
         for p in &place_out {
-            if let Some(prev) = &p.previous_alloc {
-                self.explain.mark_replaced(&prev.id);
+            if let Some(prev) = &p.previous_alloc
+                && let Some(slot) = t.slot_of(&prev.id)
+            {
+                self.explain.mark_replaced(slot);
             }
         }
         self.result.stop.extend(stops);
@@ -1183,14 +1144,64 @@ impl Reconciler<'_, '_> {
         complete
     }
 
+    /// `filterByRescheduleable`: splits a set into untainted,
+    /// reschedule-now and reschedule-later, as
+    /// [`filters::split_rescheduleable`] does for an [`AllocSet`].
+    fn split_rescheduleable(&self, set: &PosSet, is_disconnecting: bool) -> Split {
+        let t = self.table;
+        let cx = self.reschedule_cx();
+        let mut out = Split {
+            untainted: PosSet::with_capacity(set.len()),
+            ..Default::default()
+        };
+        // `set` is in ID order, so the parts are too.
+        for (pos, own) in set.iter_own() {
+            let plain = own.map_or(t.facts(pos).plainly_running, |a| {
+                filters::plainly_running(a)
+            });
+            if !is_disconnecting && plain {
+                // What `should_filter` and `update_by_reschedulable` answer
+                // for it: untainted, nothing to reschedule.
+                out.untainted.push_with(pos, own.cloned());
+                continue;
+            }
+            let alloc = own.unwrap_or(t.alloc(pos));
+            if is_disconnecting && alloc.client_status == ClientStatus::Unknown {
+                continue;
+            }
+            if !alloc.next_allocation.is_empty() && alloc.terminal_status() {
+                continue;
+            }
+            let (is_untainted, ignore) = filters::should_filter(alloc, cx.is_batch);
+            if is_untainted && !is_disconnecting {
+                out.untainted.push_with(pos, own.cloned());
+                continue;
+            }
+            if ignore {
+                continue;
+            }
+            let (now, later, time) = filters::update_by_reschedulable(alloc, is_disconnecting, &cx);
+            if now {
+                out.now.push_with(pos, own.cloned());
+                continue;
+            }
+            if later {
+                out.later.push(Later { pos, time });
+            }
+            out.untainted.push_with(pos, own.cloned());
+        }
+        out
+    }
+
     /// `cancelUnneededCanaries`: stops canaries of old or failed deployments,
     /// and migrating or lost current canaries; returns the current canaries.
     fn cancel_unneeded_canaries(
         &mut self,
-        all: &mut AllocSet,
+        all: &mut PosSet,
         du: &mut DesiredUpdates,
         stops: &mut Vec<StopResult>,
-    ) -> AllocSet {
+    ) -> PosSet {
+        let t = self.table;
         let mut stop_ids: Vec<String> = Vec::new();
         if let Some(old) = &self.deployment_old {
             for s in old.task_groups.values().filter(|s| !s.promoted) {
@@ -1204,9 +1215,10 @@ impl Reconciler<'_, '_> {
                 stop_ids.extend(s.placed_canaries.iter().cloned());
             }
         }
-        let stop_set = all.from_keys(&stop_ids);
-        for a in stop_set.iter() {
+        let stop_set = all.with_ids(t, &stop_ids);
+        for (p, a) in stop_set.iter(t) {
             self.explain.classify(
+                t.slot(p),
                 a,
                 AllocCategory::Filtered,
                 ClassifyRule::UnneededCanary,
@@ -1214,10 +1226,10 @@ impl Reconciler<'_, '_> {
             );
             self.stop(
                 stops,
+                p,
                 a,
                 None,
                 status::ALLOC_NOT_NEEDED,
-                "",
                 StopReason::CanaryCancelled,
             );
         }
@@ -1225,128 +1237,141 @@ impl Reconciler<'_, '_> {
         all.remove_all(&stop_set);
 
         let Some(cur) = &self.deployment_current else {
-            return AllocSet::new();
+            return PosSet::new();
         };
         let ids: Vec<String> = cur
             .task_groups
             .values()
             .flat_map(|s| s.placed_canaries.iter().cloned())
             .collect();
-        let canaries = all.from_keys(&ids);
-        let c = classify_allocs(&canaries, &self.filter_cx());
-        for a in c.migrate.iter() {
-            let (cat, rule) = c.rules[&a.id];
-            self.explain.classify(a, cat, rule, Decision::Skip);
+        let canaries = all.with_ids(t, &ids);
+        let migrate = canaries.filter_pos(|p| t.facts(p).cat == AllocCategory::Migrate);
+        let lost = canaries.filter_pos(|p| t.facts(p).cat == AllocCategory::Lost);
+        for (p, a) in migrate.iter(t) {
+            let f = t.facts(p);
+            self.explain
+                .classify(t.slot(p), a, f.cat, f.rule, Decision::Skip);
             self.stop(
                 stops,
+                p,
                 a,
                 None,
                 status::ALLOC_MIGRATING,
-                "",
                 StopReason::Migrating,
             );
         }
-        for a in c.lost.iter() {
-            let (cat, rule) = c.rules[&a.id];
-            self.explain.classify(a, cat, rule, Decision::Skip);
+        for (p, a) in lost.iter(t) {
+            let f = t.facts(p);
+            self.explain
+                .classify(t.slot(p), a, f.cat, f.rule, Decision::Skip);
             self.stop(
                 stops,
+                p,
                 a,
                 Some(ClientStatus::Lost),
                 status::ALLOC_LOST,
-                "",
                 StopReason::Lost,
             );
         }
-        all.remove_all(&c.migrate);
-        all.remove_all(&c.lost);
-        c.untainted
+        all.remove_all(&migrate);
+        all.remove_all(&lost);
+        canaries.filter_pos(|p| {
+            matches!(
+                t.facts(p).cat,
+                AllocCategory::Untainted | AllocCategory::Filtered
+            )
+        })
     }
 
     /// `computeReconnecting` and `reconcileReconnecting`.
     fn compute_reconnecting(
         &mut self,
         sets: &mut GroupSets,
-        reconnecting: &AllocSet,
-        all: &AllocSet,
+        reconnecting: &PosSet,
+        all: &PosSet,
         tg: &TaskGroup,
         du: &mut DesiredUpdates,
         stops: &mut Vec<StopResult>,
     ) {
+        let t = self.table;
         let job = self.input.job.as_ref().expect("job");
         let strategy = tg.reconcile_strategy();
-        let mut stop = AllocSet::new();
-        for r in reconnecting.iter() {
+        let mut stop = PosSet::new();
+        for (rp, r) in reconnecting.iter(t) {
             if !r.server_terminal_status() && r.client_status == ClientStatus::Failed {
-                stop.insert(Arc::clone(r));
+                stop.insert(rp);
                 self.stop(
                     stops,
+                    rp,
                     r,
                     Some(ClientStatus::Failed),
                     status::ALLOC_RESCHEDULED,
-                    "",
                     StopReason::FailedReconnect,
                 );
                 continue;
             }
             if reconnect_not_wanted(r, job) {
-                stop.insert(Arc::clone(r));
+                stop.insert(rp);
                 self.stop(
                     stops,
+                    rp,
                     r,
                     None,
                     status::ALLOC_NOT_NEEDED,
-                    "",
                     StopReason::ReconnectNotNeeded,
                 );
                 continue;
             }
-            // The replacements, found as the profile's Nomad found them.
-            let mut chain: Vec<&Arc<Allocation>> = Vec::new();
+            // The replacements, found as the profile's Nomad found them
+            // (`all` holds one alloc per ID, so positions tell IDs apart).
+            let mut chain: Vec<(u32, &Arc<Allocation>)> = Vec::new();
             match self.rules.replacement_lookup {
                 ReplacementLookup::NextAllocationChain => {
                     let mut next = r.next_allocation.as_str();
-                    while let Some(a) = all.get(next) {
-                        if chain.iter().any(|c| c.id == a.id) || a.id == r.id {
+                    while let Some((q, a)) = all.get_by_id(t, next) {
+                        if chain.iter().any(|(c, _)| *c == q) || q == rp {
                             break;
                         }
-                        chain.push(a);
+                        chain.push((q, a));
                         next = &a.next_allocation;
                     }
                 }
                 ReplacementLookup::NextAllocation => {
-                    chain.extend(all.get(&r.next_allocation).filter(|a| a.id != r.id));
+                    chain.extend(
+                        all.get_by_id(t, &r.next_allocation)
+                            .filter(|(q, _)| *q != rp),
+                    );
                 }
                 ReplacementLookup::SameNameNewer => {
-                    chain.extend(all.iter().filter(|a| {
-                        a.id != r.id && a.name == r.name && a.create_index > r.create_index
+                    chain.extend(all.iter(t).filter(|(q, a)| {
+                        *q != rp && a.name == r.name && a.create_index > r.create_index
                     }));
                 }
             }
-            for replacement in chain.iter().filter(|a| !a.server_terminal_status()) {
+            for (q, replacement) in chain.iter().filter(|(_, a)| !a.server_terminal_status()) {
                 match self.picker.pick(&strategy, r, replacement, self.input.now) {
                     Pick::Replacement => {
-                        if !stop.contains(&r.id) {
-                            stop.insert(Arc::clone(r));
+                        if !stop.contains(rp) {
+                            stop.insert(rp);
                             self.stop(
                                 stops,
+                                rp,
                                 r,
                                 None,
                                 status::ALLOC_NOT_NEEDED,
-                                "",
                                 StopReason::ReplacementKept,
                             );
                         }
                     }
                     Pick::Original => {
-                        if !stop.contains(&replacement.id) {
-                            stop.insert(Arc::clone(replacement));
+                        if !stop.contains(*q) {
+                            stop.insert(*q);
                             self.stop(
                                 stops,
+                                *q,
                                 replacement,
                                 None,
                                 status::ALLOC_RECONNECTED,
-                                "",
                                 StopReason::OriginalReconnected,
                             );
                         }
@@ -1354,7 +1379,7 @@ impl Reconciler<'_, '_> {
                 }
             }
         }
-        let reconnect = reconnecting.difference(&[&stop]);
+        let reconnect = reconnecting.difference(&stop);
 
         du.stop += stop.len() as u64;
         sets.untainted.remove_all(&stop);
@@ -1381,38 +1406,43 @@ impl Reconciler<'_, '_> {
     /// lost stops once and is not compared again.
     fn compute_stop_by_reconnecting(
         &mut self,
-        untainted: &mut AllocSet,
-        reconnecting: &mut AllocSet,
+        untainted: &mut PosSet,
+        reconnecting: &mut PosSet,
         remove: &mut i64,
-        stop: &mut Vec<Arc<Allocation>>,
+        stop: &mut Vec<u32>,
         stops: &mut Vec<StopResult>,
     ) {
+        let t = self.table;
         let job = self.input.job.as_ref().expect("job");
-        let originals: Vec<Arc<Allocation>> = reconnecting.iter().cloned().collect();
-        for r in &originals {
+        let originals: Vec<(u32, Arc<Allocation>)> = reconnecting
+            .iter(t)
+            .map(|(p, a)| (p, Arc::clone(a)))
+            .collect();
+        for (rp, r) in &originals {
+            let rp = *rp;
             if reconnect_not_wanted(r, job) {
                 self.stop(
                     stops,
+                    rp,
                     r,
                     None,
                     status::ALLOC_NOT_NEEDED,
-                    "",
                     StopReason::ReconnectNotNeeded,
                 );
-                stop.push(Arc::clone(r));
-                reconnecting.remove(&r.id);
+                stop.push(rp);
+                reconnecting.remove(rp);
                 *remove -= 1;
                 if *remove == 0 {
                     return;
                 }
                 continue;
             }
-            let twins: Vec<Arc<Allocation>> = untainted
-                .iter()
-                .filter(|u| u.name == r.name)
-                .cloned()
+            let twins: Vec<(u32, Arc<Allocation>)> = untainted
+                .iter(t)
+                .filter(|(_, u)| u.name == r.name)
+                .map(|(p, u)| (p, Arc::clone(u)))
                 .collect();
-            for u in &twins {
+            for (up, u) in &twins {
                 let (Some(u_score), Some(r_score)) = (u.node_score, r.node_score) else {
                     continue;
                 };
@@ -1422,25 +1452,25 @@ impl Reconciler<'_, '_> {
                 if replacement_wins {
                     self.stop(
                         stops,
+                        rp,
                         r,
                         None,
                         status::ALLOC_NOT_NEEDED,
-                        "",
                         StopReason::ReplacementKept,
                     );
-                    stop.push(Arc::clone(r));
-                    reconnecting.remove(&r.id);
+                    stop.push(rp);
+                    reconnecting.remove(rp);
                 } else {
                     self.stop(
                         stops,
+                        *up,
                         u,
                         None,
                         status::ALLOC_RECONNECTED,
-                        "",
                         StopReason::OriginalReconnected,
                     );
-                    stop.push(Arc::clone(u));
-                    untainted.remove(&u.id);
+                    stop.push(*up);
+                    untainted.remove(*up);
                 }
                 *remove -= 1;
                 if *remove == 0 || replacement_wins {
@@ -1457,7 +1487,7 @@ impl Reconciler<'_, '_> {
     /// step kept are reconnected where they run the current job; Nomad
     /// counted them as ignored. The update is written to the plan only
     /// from 1.4.3 (#15068).
-    fn keep_reconnecting_pre_16609(&mut self, kept: &AllocSet, du: &mut DesiredUpdates) {
+    fn keep_reconnecting_pre_16609(&mut self, kept: &PosSet, du: &mut DesiredUpdates) {
         let (updates, current_not_updated) = self.reconnect_updates(kept);
         du.ignore += current_not_updated + updates.len() as u64;
         self.result.reconnect_updates.union_with(&updates);
@@ -1469,26 +1499,27 @@ impl Reconciler<'_, '_> {
     /// reconnect updates to the plan). Records each alloc's decision and
     /// returns the updates and how many current allocs got none because
     /// the rules write no updates.
-    fn reconnect_updates(&mut self, allocs: &AllocSet) -> (AllocSet, u64) {
+    fn reconnect_updates(&mut self, allocs: &PosSet) -> (AllocSet, u64) {
+        let t = self.table;
         let job = self.input.job.as_ref().expect("job");
         let mut updates = AllocSet::new();
         let mut current_not_updated = 0;
-        for a in allocs.iter() {
+        for (p, a) in allocs.iter(t) {
             let skip = reconnect_not_wanted(a, job) || a.client_status != ClientStatus::Running;
             if skip || !self.rules.emit_reconnect_updates {
-                self.explain.decide_alloc(a, Decision::ReconnectKept);
+                self.explain.decide(t.slot(p), Decision::ReconnectKept);
                 current_not_updated += u64::from(!skip);
                 continue;
             }
             let mut copy = (**a).clone();
             copy.append_client_status_state(a.client_status.as_str(), self.input.now);
             updates.insert(Arc::new(copy));
-            self.explain.decide_alloc(a, Decision::Reconnect);
+            self.explain.decide(t.slot(p), Decision::Reconnect);
         }
         (updates, current_not_updated)
     }
 
-    /// `computeDisconnecting`: returns alloc ID → timeout eval ID.
+    /// `computeDisconnecting`: returns alloc → timeout eval ID.
     fn compute_disconnecting(
         &mut self,
         sets: &mut GroupSets,
@@ -1496,14 +1527,8 @@ impl Reconciler<'_, '_> {
         du: &mut DesiredUpdates,
     ) -> FollowupIds {
         let input = self.input;
-        let rcx = RescheduleContext {
-            is_batch: input.job_is_batch,
-            now: input.now,
-            eval_id: &input.eval_id,
-            deployment: self.deployment_current.as_ref(),
-            rules: &self.rules,
-        };
-        let split = filter_by_rescheduleable(&sets.disconnecting, true, &rcx);
+        let t = self.table;
+        let split = self.split_rescheduleable(&sets.disconnecting, true);
         sets.reschedule_now.union_with(&split.now);
         sets.untainted.union_with(&split.untainted);
         sets.reschedule_later.extend(split.later);
@@ -1517,26 +1542,24 @@ impl Reconciler<'_, '_> {
 
         let mut updates = Vec::with_capacity(sets.disconnecting.len());
         // The allocs replaced now are replaced as updated (unknown) allocs.
-        let mut updated_now = AllocSet::new();
+        let mut updated_now = PosSet::new();
         let mut in_now = 0;
-        for a in sets.disconnecting.iter() {
+        for (p, a) in sets.disconnecting.iter(t) {
             let update = DisconnectUpdate {
                 alloc: Arc::clone(a),
-                followup_eval_id: ids
-                    .get_shared(&a.id)
-                    .map_or_else(|| Arc::from(""), Arc::clone),
+                followup_eval_id: ids.get_shared(p).map_or_else(|| Arc::from(""), Arc::clone),
                 at: input.now,
             };
-            let replaced = split.now.get_hinted(&a.id, &mut in_now).is_some();
+            let replaced = split.now.contains_hinted(p, &mut in_now);
             if replaced {
-                updated_now.push_ordered(Arc::new(update.to_alloc()));
+                updated_now.push_with(p, Some(Arc::new(update.to_alloc())));
             }
             updates.push(update);
             self.explain
-                .decide_alloc(a, Decision::Disconnect { replaced });
+                .decide(t.slot(p), Decision::Disconnect { replaced });
         }
         if !updated_now.is_empty() {
-            sets.reschedule_now = sets.reschedule_now.update(&updated_now);
+            sets.reschedule_now.update(&updated_now);
         }
         du.disconnect = updates.len() as u64;
         self.result.disconnect_updates.union_with(updates);
@@ -1563,10 +1586,10 @@ impl Reconciler<'_, '_> {
     }
 
     /// `createLaterEvals`: batches `later` (sorted here) into follow-up evals
-    /// 5 s wide; returns alloc ID → eval ID and the evals.
+    /// 5 s wide; returns alloc → eval ID and the evals.
     fn create_later_evals(
         &mut self,
-        later: &mut [DelayedReschedule],
+        later: &mut [Later],
         trigger_first: &str,
     ) -> (FollowupIds, Vec<Evaluation>) {
         let mut ids = Vec::with_capacity(later.len());
@@ -1574,42 +1597,51 @@ impl Reconciler<'_, '_> {
         if later.is_empty() {
             return (FollowupIds::default(), evals);
         }
-        later.sort_by_key(|d| d.reschedule_time);
-        let mut batch_start = later[0].reschedule_time;
+        later.sort_by_key(|d| d.time);
+        let mut batch_start = later[0].time;
         evals.push(self.new_eval(trigger_first, eval_desc::RESCHEDULING_FOLLOWUP, batch_start));
         for d in later.iter() {
-            if d.reschedule_time.since(batch_start) >= BATCHED_FAILED_ALLOC_WINDOW {
-                batch_start = d.reschedule_time;
+            if d.time.since(batch_start) >= BATCHED_FAILED_ALLOC_WINDOW {
+                batch_start = d.time;
                 let e = self.new_eval(trigger::ALLOC_FAILURE, "", batch_start);
                 evals.push(e);
             }
-            ids.push((Arc::clone(&d.alloc), evals.len() - 1));
+            ids.push((d.pos, evals.len() - 1));
         }
         (FollowupIds::new(&evals, ids), evals)
     }
 
-    /// `createTimeoutLaterEvals`: one eval per 5 s batch of lost_after timeouts.
+    /// `createTimeoutLaterEvals`: one eval per 5 s batch of lost_after
+    /// timeouts (`delayByLostAfter`).
     fn create_timeout_later_evals(
         &mut self,
-        disconnecting: &AllocSet,
+        disconnecting: &PosSet,
     ) -> (FollowupIds, Vec<Evaluation>) {
+        let t = self.table;
         let mut evals: Vec<Evaluation> = Vec::new();
-        let mut delays = filters::delay_by_lost_after(disconnecting, self.input.now, &self.rules);
+        let (now, legacy) = (self.input.now, self.rules.honour_legacy_disconnect_fields);
+        let mut delays: Vec<Later> = disconnecting
+            .iter(t)
+            .map(|(pos, a)| Later {
+                pos,
+                time: a.disconnect_timeout(now, legacy),
+            })
+            .collect();
         if delays.is_empty() {
             return (FollowupIds::default(), evals);
         }
         let mut ids = Vec::with_capacity(delays.len());
-        delays.sort_by_key(|d| d.reschedule_time);
-        let mut batch_start = delays[0].reschedule_time;
+        delays.sort_by_key(|d| d.time);
+        let mut batch_start = delays[0].time;
         let desc = eval_desc::DISCONNECT_TIMEOUT_FOLLOWUP;
         evals.push(self.new_eval(trigger::MAX_DISCONNECT_TIMEOUT, desc, batch_start));
         for d in &delays {
-            if d.reschedule_time.since(batch_start) >= BATCHED_FAILED_ALLOC_WINDOW {
-                batch_start = d.reschedule_time;
+            if d.time.since(batch_start) >= BATCHED_FAILED_ALLOC_WINDOW {
+                batch_start = d.time;
                 let e = self.new_eval(trigger::MAX_DISCONNECT_TIMEOUT, desc, batch_start);
                 evals.push(e);
             }
-            ids.push((Arc::clone(&d.alloc), evals.len() - 1));
+            ids.push((d.pos, evals.len() - 1));
         }
         (FollowupIds::new(&evals, ids), evals)
     }
@@ -1619,41 +1651,41 @@ impl Reconciler<'_, '_> {
     fn create_reschedule_later_evals(
         &mut self,
         sets: &mut GroupSets,
-        all: &AllocSet,
+        all: &PosSet,
         group: &str,
         du: &mut DesiredUpdates,
     ) {
+        let t = self.table;
         let mut later = std::mem::take(&mut sets.reschedule_later);
         let (ids, evals) = self.create_later_evals(&mut later, trigger::ALLOC_RESCHEDULE);
         let mut attribute_updates = AllocSet::new();
         // `later` is mostly in ID order (sorted by time, stably): hinted
         // lookups find the next alloc without a search.
-        let (mut in_disconnect, mut in_migrate, mut in_all) = (0, 0, 0);
+        let (mut in_disconnect, mut in_all) = (0, 0);
         for d in &later {
-            let shared = ids.get_shared(&d.alloc.id);
+            let shared = ids.get_shared(d.pos);
             let eval_id = shared.map_or_else(String::new, |e| String::from(&**e));
             // The set's entry gets the eval attached: a disconnect update
-            // shares the eval's ID; an alloc is replaced by a copy (copied
-            // only if something else still holds it).
-            let id = d.alloc.id.as_str();
+            // shares the eval's ID; an alloc is replaced by a copy.
+            let id = t.alloc(d.pos).id.as_str();
             if let Some(u) = self
                 .result
                 .disconnect_updates
                 .get_mut_hinted(id, &mut in_disconnect)
             {
                 u.followup_eval_id = shared.map_or_else(|| Arc::from(""), Arc::clone);
-            } else if let Some(m) = sets.migrate.get_mut_hinted(id, &mut in_migrate) {
-                Arc::make_mut(m).followup_eval_id.clone_from(&eval_id);
-            } else if let Some(existing) = all.get_hinted(id, &mut in_all) {
-                let mut copy = (**existing).clone();
+            } else if let Some(m) = sets.migrate.own_mut(t, d.pos) {
+                m.followup_eval_id.clone_from(&eval_id);
+            } else if all.contains_hinted(d.pos, &mut in_all) {
+                let mut copy = (**t.alloc(d.pos)).clone();
                 copy.followup_eval_id.clone_from(&eval_id);
                 attribute_updates.insert(Arc::new(copy));
             }
             self.explain.decide(
-                &d.alloc.id,
+                t.slot(d.pos),
                 Decision::RescheduleLater {
                     eval_id,
-                    wait_until: d.reschedule_time,
+                    wait_until: d.time,
                 },
             );
         }
@@ -1674,26 +1706,28 @@ impl Reconciler<'_, '_> {
         tg: &TaskGroup,
         name_index: &mut AllocNameIndex,
         sets: &mut GroupSets,
-        canaries: &AllocSet,
+        canaries: &PosSet,
         is_canarying: bool,
         followups: &FollowupIds,
         du: &mut DesiredUpdates,
         stops: &mut Vec<StopResult>,
     ) {
-        for a in sets.lost.iter() {
-            let followup = followups.get(&a.id).unwrap_or("").to_string();
+        let t = self.table;
+        for (p, a) in sets.lost.iter(t) {
+            let followup = followups.get(p).unwrap_or("").to_string();
             stops.push(StopResult {
                 alloc: Arc::clone(a),
                 client_status: Some(ClientStatus::Lost),
                 status_description: status::ALLOC_LOST.to_string(),
                 followup_eval_id: followup,
             });
+            let slot = t.slot(p);
             if !matches!(
-                self.explain.get(&a.id).map(|r| &r.decision),
+                self.explain.decision(slot),
                 Some(Decision::LostLater { .. })
             ) {
                 self.explain.decide(
-                    &a.id,
+                    slot,
                     Decision::Stop {
                         reason: StopReason::Lost,
                         replaced: false,
@@ -1701,22 +1735,22 @@ impl Reconciler<'_, '_> {
                 );
             }
         }
-        let mut stop: Vec<Arc<Allocation>> = sets.lost.iter().cloned().collect();
+        let mut stop: Vec<u32> = sets.lost.positions().collect();
         if !sets.reconnecting.is_empty() {
             // ≤ 1.5.3: reconnects as failed are stopped with the lost allocs.
-            let failed = sets
-                .reconnecting
-                .filter(|a| !a.server_terminal_status() && a.client_status == ClientStatus::Failed);
-            for a in failed.iter() {
+            let failed = sets.reconnecting.filter(t, |_, a| {
+                !a.server_terminal_status() && a.client_status == ClientStatus::Failed
+            });
+            for (p, a) in failed.iter(t) {
                 self.stop(
                     stops,
+                    p,
                     a,
                     Some(ClientStatus::Failed),
                     status::ALLOC_RESCHEDULED,
-                    "",
                     StopReason::FailedReconnect,
                 );
-                stop.push(Arc::clone(a));
+                stop.push(p);
             }
             sets.reconnecting.remove_all(&failed);
         }
@@ -1729,7 +1763,7 @@ impl Reconciler<'_, '_> {
             &mut stop,
             stops,
         );
-        let stop: AllocSet = stop.into_iter().collect();
+        let stop = PosSet::from_positions(stop);
         du.stop += stop.len() as u64;
         sets.untainted.remove_all(&stop);
     }
@@ -1744,12 +1778,13 @@ impl Reconciler<'_, '_> {
         tg: &TaskGroup,
         name_index: &mut AllocNameIndex,
         sets: &mut GroupSets,
-        canaries: &AllocSet,
+        canaries: &PosSet,
         is_canarying: bool,
-        stop: &mut Vec<Arc<Allocation>>,
+        stop: &mut Vec<u32>,
         stops: &mut Vec<StopResult>,
     ) {
-        let counted = |a: &Allocation| !is_canarying || !canaries.contains(&a.id);
+        let t = self.table;
+        let counted = |p: u32| !is_canarying || !canaries.contains(p);
         // `known` counts some of the untainted allocs: when all of them
         // would not exceed the count, nothing is over it.
         if sets.untainted.len() + sets.migrate.len() + sets.reconnecting.len() <= tg.count as usize
@@ -1758,8 +1793,8 @@ impl Reconciler<'_, '_> {
         }
         let known = sets
             .untainted
-            .iter()
-            .filter(|a| counted(a) && a.client_status != ClientStatus::Unknown)
+            .iter_own()
+            .filter(|(p, own)| counted(*p) && !is_unknown(t, *p, *own))
             .count();
         let mut remove = known as i64 + sets.migrate.len() as i64 + sets.reconnecting.len() as i64
             - tg.count as i64;
@@ -1768,32 +1803,33 @@ impl Reconciler<'_, '_> {
         }
         let mut working = sets
             .untainted
-            .filter(|a| counted(a) && !a.server_terminal_status());
+            .filter(t, |p, a| counted(p) && !a.server_terminal_status());
 
         let stop_one = |this: &mut Self,
-                        stop: &mut Vec<Arc<Allocation>>,
+                        stop: &mut Vec<u32>,
                         stops: &mut Vec<StopResult>,
+                        p: u32,
                         a: &Arc<Allocation>,
                         remove: &mut i64| {
-            stop.push(Arc::clone(a));
+            stop.push(p);
             this.stop(
                 stops,
+                p,
                 a,
                 None,
                 status::ALLOC_NOT_NEEDED,
-                "",
                 StopReason::NotNeeded,
             );
             *remove -= 1;
         };
 
         if !is_canarying && !canaries.is_empty() {
-            let names = canaries.name_set();
-            let mut stopped = AllocSet::new();
-            for a in working.iter() {
-                if !canaries.contains(&a.id) && names.contains(&a.name) {
-                    stop_one(self, stop, stops, a, &mut remove);
-                    stopped.insert(Arc::clone(a));
+            let names: BTreeSet<&str> = canaries.iter(t).map(|(_, a)| a.name.as_str()).collect();
+            let mut stopped = PosSet::new();
+            for (p, a) in working.iter(t) {
+                if !canaries.contains(p) && names.contains(a.name.as_str()) {
+                    stop_one(self, stop, stops, p, a, &mut remove);
+                    stopped.push(p);
                     if remove == 0 {
                         return;
                     }
@@ -1803,16 +1839,20 @@ impl Reconciler<'_, '_> {
         }
 
         if !sets.migrate.is_empty() {
-            let mut migrating =
-                AllocNameIndex::new(&self.input.job_id, &tg.name, tg.count, &sets.migrate);
+            let mut migrating = AllocNameIndex::from_indexes(
+                &self.input.job_id,
+                &tg.name,
+                tg.count,
+                sets.migrate.name_indexes(t),
+            );
             let names = migrating.highest(remove as usize);
-            let mut stopped = AllocSet::new();
-            for a in sets.migrate.iter() {
+            let mut stopped = PosSet::new();
+            for (p, a) in sets.migrate.iter(t) {
                 if !names.contains(&a.name) {
                     continue;
                 }
-                stop_one(self, stop, stops, a, &mut remove);
-                stopped.insert(Arc::clone(a));
+                stop_one(self, stop, stops, p, a, &mut remove);
+                stopped.push(p);
                 name_index.unset_index(a.name_index());
                 if remove == 0 {
                     break;
@@ -1838,11 +1878,11 @@ impl Reconciler<'_, '_> {
         }
 
         let names = name_index.highest(remove as usize);
-        let mut stopped = AllocSet::new();
-        for a in working.iter() {
+        let mut stopped = PosSet::new();
+        for (p, a) in working.iter(t) {
             if names.contains(&a.name) {
-                stop_one(self, stop, stops, a, &mut remove);
-                stopped.insert(Arc::clone(a));
+                stop_one(self, stop, stops, p, a, &mut remove);
+                stopped.push(p);
                 if remove == 0 {
                     return;
                 }
@@ -1850,8 +1890,8 @@ impl Reconciler<'_, '_> {
         }
         working.remove_all(&stopped);
 
-        for a in working.iter() {
-            stop_one(self, stop, stops, a, &mut remove);
+        for (p, a) in working.iter(t) {
+            stop_one(self, stop, stops, p, a, &mut remove);
             if remove == 0 {
                 return;
             }
@@ -1861,20 +1901,22 @@ impl Reconciler<'_, '_> {
     /// `computeUpdates`: splits untainted into ignore, in-place, destructive.
     fn compute_updates(
         &mut self,
-        untainted: &AllocSet,
+        untainted: &PosSet,
         tg: &TaskGroup,
         du: &mut DesiredUpdates,
-    ) -> (AllocSet, AllocSet) {
+    ) -> (AllocSet, PosSet) {
+        let t = self.table;
         let job = self.input.job.as_ref().expect("job");
         let mut inplace = AllocSet::new();
-        let mut destructive = AllocSet::new();
+        let mut destructive = PosSet::new();
         let mut ignore = 0u64;
-        for a in untainted.iter() {
+        for (pos, own) in untainted.iter_own() {
+            let a = own.unwrap_or(t.alloc(pos));
             match (self.update_fn)(a, job, tg) {
                 UpdateType::Ignore => ignore += 1,
-                UpdateType::Destructive => destructive.insert(Arc::clone(a)),
+                UpdateType::Destructive => destructive.push_with(pos, own.cloned()),
                 UpdateType::InPlace(updated) => {
-                    self.explain.decide_alloc(a, Decision::InPlaceUpdate);
+                    self.explain.decide(t.slot(pos), Decision::InPlaceUpdate);
                     inplace.insert(updated);
                 }
             }
@@ -1889,9 +1931,9 @@ impl Reconciler<'_, '_> {
     fn compute_under_provisioned_by(
         &self,
         tg: &TaskGroup,
-        untainted: &AllocSet,
-        destructive: &AllocSet,
-        migrate: &AllocSet,
+        untainted: &PosSet,
+        destructive: &PosSet,
+        migrate: &PosSet,
         is_canarying: bool,
     ) -> i64 {
         let Some(update) = tg.update_strategy() else {
@@ -1907,8 +1949,11 @@ impl Reconciler<'_, '_> {
             return 0;
         }
         let mut under = update.max_parallel as i64;
-        let (part_of, _) = untainted.filter_by_deployment(&d.id);
-        for a in part_of.iter() {
+        // `filterByDeployment`: the allocs of the current deployment.
+        for (_, a) in untainted.iter(self.table) {
+            if a.deployment_id != d.id {
+                continue;
+            }
             if a.is_unhealthy() {
                 return 0;
             }
@@ -1929,21 +1974,22 @@ impl Reconciler<'_, '_> {
         under: i64,
         stops: &mut Vec<StopResult>,
     ) -> (i64, Vec<PlaceResult>) {
+        let t = self.table;
         let disconnect_updates = &self.result.disconnect_updates;
-        let failed = sets.reschedule_now.filter(|a| {
+        let failed = sets.reschedule_now.filter(t, |p, a| {
             !disconnect_updates.contains(&a.id)
-                && !sets.migrate.contains(&a.id)
+                && !sets.migrate.contains(p)
                 && a.client_status != ClientStatus::Unknown
         });
         if ready {
             du.place += place.len() as u64;
-            for a in failed.iter() {
+            for (p, a) in failed.iter(t) {
                 self.stop(
                     stops,
+                    p,
                     a,
                     None,
                     status::ALLOC_RESCHEDULED,
-                    "",
                     StopReason::Rescheduled,
                 );
             }
@@ -1981,12 +2027,12 @@ impl Reconciler<'_, '_> {
                 if disconnected {
                     continue;
                 }
-                self.stop(
+                self.stop_slot(
                     stops,
+                    t.slot_of(&prev.id),
                     prev,
                     None,
                     status::ALLOC_RESCHEDULED,
-                    "",
                     StopReason::Rescheduled,
                 );
                 du.stop += 1;
@@ -2003,8 +2049,8 @@ impl Reconciler<'_, '_> {
         tg: &TaskGroup,
         existing: bool,
         dstate: DeploymentState,
-        all: &AllocSet,
-        destructive: &AllocSet,
+        all: &PosSet,
+        destructive: &PosSet,
         inplace: u64,
     ) {
         let job = self.input.job.as_ref().expect("job");
@@ -2012,9 +2058,9 @@ impl Reconciler<'_, '_> {
             return;
         }
         let updating_spec = !destructive.is_empty() || inplace != 0;
-        let had_running = all
-            .iter()
-            .any(|a| a.job_version() == job.version && a.job_create_index() == job.create_index);
+        let had_running = all.iter(self.table).any(|(_, a)| {
+            a.job_version() == job.version && a.job_create_index() == job.create_index
+        });
         if had_running && !updating_spec {
             return;
         }
@@ -2077,13 +2123,14 @@ fn reconnect_not_wanted(alloc: &Allocation, job: &Job) -> bool {
 /// `computePlacements`: reschedules, replacements of lost allocs up to the
 /// count, then fresh names up to the count.
 fn compute_placements(
+    t: &Table<'_>,
     tg: &TaskGroup,
     name_index: &mut AllocNameIndex,
     sets: &GroupSets,
     is_canarying: bool,
 ) -> Vec<PlaceResult> {
     let mut place = Vec::new();
-    for a in sets.reschedule_now.iter() {
+    for (_, a) in sets.reschedule_now.iter(t) {
         place.push(PlaceResult {
             name: a.name.clone(),
             task_group: tg.name.clone(),
@@ -2101,7 +2148,7 @@ fn compute_placements(
         + sets.migrate.len()
         + sets.reschedule_now.len()
         + sets.reconnecting.len();
-    for a in sets.lost.iter() {
+    for (_, a) in sets.lost.iter(t) {
         if existing >= count {
             break;
         }
@@ -2132,80 +2179,4 @@ fn compute_placements(
         }
     }
     place
-}
-
-#[cfg(test)]
-mod sort_tests {
-    use super::*;
-
-    /// Allocs with these IDs; `create_index` records the input position.
-    fn allocs(ids: &[String]) -> Vec<Arc<Allocation>> {
-        ids.iter()
-            .enumerate()
-            .map(|(i, id)| {
-                Arc::new(Allocation {
-                    id: id.clone(),
-                    create_index: i as u64,
-                    ..Default::default()
-                })
-            })
-            .collect()
-    }
-
-    /// `sort_by_id` orders like a stable sort by ID (of equal IDs the
-    /// earlier input first), whether the input is sorted, a few
-    /// interleaved runs (merged), or many runs (sorted).
-    #[test]
-    fn sort_by_id_is_a_stable_sort_by_id() {
-        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        let mut cases = vec![
-            s(&["a0", "a1", "a2"]),
-            s(&["b0", "a0", "b1", "a1", "b2", "a2"]),
-            s(&["a1", "a2", "a1", "a3", "a2", "a1"]),
-            s(&["e", "d", "c", "b", "a"]),
-            s(&[
-                "0123456789abcdef-2",
-                "0123456789abcdef-1",
-                "0123456789abcdef",
-            ]),
-            s(&["", "x", "", "a"]),
-        ];
-        // Originals and replacements interleaved, as in the benchmark.
-        let mut v = Vec::new();
-        for i in 0..300 {
-            if (100..150).contains(&i) {
-                v.push(format!("repl-{i:05}"));
-            }
-            v.push(format!("alloc-{i:05}"));
-        }
-        cases.push(v);
-        // Pseudo-random IDs with repeats.
-        let mut x: u64 = 7;
-        cases.push(
-            (0..200)
-                .map(|_| {
-                    x = x
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    format!("id-{}", (x >> 33) % 40)
-                })
-                .collect(),
-        );
-        for ids in cases {
-            let input = allocs(&ids);
-            let got: Vec<(String, u64)> = sort_by_id(&input)
-                .iter()
-                .map(|(p, a)| {
-                    assert_eq!(*p, filters::id_prefix(&a.id));
-                    (a.id.clone(), a.create_index)
-                })
-                .collect();
-            let mut want: Vec<(String, u64)> = input
-                .iter()
-                .map(|a| (a.id.clone(), a.create_index))
-                .collect();
-            want.sort_by(|a, b| a.0.cmp(&b.0));
-            assert_eq!(got, want, "{ids:?}");
-        }
-    }
 }

@@ -188,28 +188,31 @@ pub(crate) fn id_prefix(s: &str) -> u128 {
     }
     // Shorter IDs: two overlapping fixed-size reads (a copy of variable
     // length would call memcpy); the overlap holds the same bytes.
-    let (lo, hi) = if n >= 8 {
-        let lo = u64::from_be_bytes(*b.first_chunk::<8>().expect("8 bytes"));
-        let hi = u64::from_be_bytes(*b[n - 8..].first_chunk::<8>().expect("8 bytes"));
-        (u128::from(lo) << 64, u128::from(hi))
-    } else if n >= 4 {
-        let lo = u32::from_be_bytes(*b.first_chunk::<4>().expect("4 bytes"));
-        let hi = u32::from_be_bytes(*b[n - 4..].first_chunk::<4>().expect("4 bytes"));
-        (u128::from(lo) << 96, u128::from(hi))
-    } else {
-        let mut v = 0u128;
-        for (i, x) in b.iter().enumerate() {
-            v |= u128::from(*x) << (8 * (15 - i));
-        }
-        return v;
-    };
-    // `hi` ends with the last byte: shift it to byte n-1 of the number.
-    lo | (hi << (8 * (16 - n)))
+    if n >= 8 {
+        let head = u64::from_be_bytes(*b.first_chunk::<8>().expect("8 bytes"));
+        let tail = u64::from_be_bytes(*b[n - 8..].first_chunk::<8>().expect("8 bytes"));
+        // Bytes 8..n are the tail's last n - 8 bytes: move them to the top
+        // of the low half (none when n is 8).
+        let low = tail.checked_shl(8 * (16 - n) as u32).unwrap_or(0);
+        return (u128::from(head) << 64) | u128::from(low);
+    }
+    if n >= 4 {
+        let head = u32::from_be_bytes(*b.first_chunk::<4>().expect("4 bytes"));
+        let tail = u32::from_be_bytes(*b[n - 4..].first_chunk::<4>().expect("4 bytes"));
+        // Bytes 4..n: the tail's last n - 4 bytes, placed after the head.
+        let low = tail.checked_shl(8 * (8 - n) as u32).unwrap_or(0);
+        return (u128::from(head) << 96) | (u128::from(low) << 64);
+    }
+    let mut v = 0u128;
+    for (i, x) in b.iter().enumerate() {
+        v |= u128::from(*x) << (8 * (15 - i));
+    }
+    v
 }
 
 /// [`classify_alloc`] with the alloc's entry in the tainted nodes already
 /// looked up.
-fn classify_alloc_on(
+pub(crate) fn classify_alloc_on(
     alloc: &Allocation,
     tainted: Option<&Option<Node>>,
     cx: &FilterContext<'_>,
@@ -363,7 +366,7 @@ pub fn split_server_terminal_allocs(set: AllocSet) -> (AllocSet, AllocSet) {
     set.into_partition(kept_unless_server_terminal)
 }
 
-fn kept_unless_server_terminal(a: &Allocation) -> bool {
+pub(crate) fn kept_unless_server_terminal(a: &Allocation) -> bool {
     !a.server_terminal_status()
         || (a.job.as_ref().is_some_and(|j| j.job_type == JobType::Batch)
             && !a.desired_transition.should_reschedule())
@@ -466,7 +469,7 @@ pub fn split_rescheduleable(
 
 /// A running alloc the server wants running, with no reschedule
 /// transition: never rescheduled, whatever the job type or deployment.
-fn plainly_running(alloc: &Allocation) -> bool {
+pub(crate) fn plainly_running(alloc: &Allocation) -> bool {
     alloc.client_status == ClientStatus::Running
         && alloc.desired_status == DesiredStatus::Run
         && !alloc.desired_transition.should_reschedule()

@@ -4,7 +4,6 @@
 //! These are typed, not free text, so the UI and the CLI (`--explain`) can
 //! answer "why was this allocation stopped?" and tests can assert on them.
 
-use super::filters::id_prefix;
 use crate::model::{Allocation, ClientStatus, Time};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -413,228 +412,146 @@ impl<'de> Deserialize<'de> for AllocDecision {
     }
 }
 
-/// Whether two strings are the same string in memory (callers mostly pass
-/// the ID of the very alloc the record holds), which makes them equal
-/// without comparing bytes.
-fn same_ptr(a: &str, b: &str) -> bool {
-    std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()
+/// A [`Decision`] as [`Explain`] keeps it during a run: the decisions
+/// without data inline, the others as an index into `Explain::full`.
+#[derive(Debug, Clone, Copy)]
+enum Compact {
+    Keep,
+    Ignore,
+    Skip,
+    InPlaceUpdate,
+    DestructiveUpdate,
+    UpdateDeferred,
+    Stop { reason: StopReason, replaced: bool },
+    Migrate,
+    Reconnect,
+    ReconnectKept,
+    Disconnect { replaced: bool },
+    RescheduleNow,
+    Full(u32),
 }
 
-/// Collects [`AllocDecision`]s during a run, keyed by alloc ID.
-///
-/// Records live in a vector sorted by alloc ID. The reconciler walks its
-/// sets in ID order, so each lookup first tries the record after the last
-/// one touched before falling back to a binary search. Records share the
-/// allocs; nothing is copied per alloc.
+impl Compact {
+    #[inline]
+    fn is_stop(self) -> bool {
+        matches!(self, Compact::Stop { .. } | Compact::Migrate)
+    }
+}
+
+/// The set, rule and decision of one alloc during a run.
+#[derive(Debug, Clone, Copy)]
+struct Record {
+    set: AllocCategory,
+    rule: ClassifyRule,
+    /// Whether it was classified (else it stays out of the result).
+    live: bool,
+    decision: Compact,
+}
+
+/// Collects [`AllocDecision`]s during a run: one record per alloc ID, in
+/// ID order, addressed by its slot (the record's index, which the caller
+/// keeps per alloc). Records are small during the run and share the allocs;
+/// [`Explain::into_vec`] makes the result's records.
 #[derive(Debug, Clone, Default)]
 pub struct Explain {
-    /// Sorted by alloc ID; slots made by [`Explain::prepare`] stay hidden
-    /// until classified.
-    records: Vec<AllocDecision>,
-    /// Per record: whether it was classified.
-    live: Vec<bool>,
-    /// Per record: the first 16 bytes of the alloc ID as a number, compared
-    /// before the full ID when searching.
-    prefixes: Vec<u128>,
-    /// The record touched last.
-    hint: usize,
+    /// Per slot: the alloc as classified.
+    allocs: Vec<Arc<Allocation>>,
+    /// Per slot: its record.
+    records: Vec<Record>,
+    /// The decisions with data (eval IDs), referred to by [`Compact::Full`].
+    full: Vec<Decision>,
 }
 
 impl Explain {
-    /// Reserves a slot for each alloc, so that later calls find their record
-    /// without inserting. Allocs already sorted by ID (the usual case) are
-    /// taken in one pass.
-    pub fn prepare<'a>(&mut self, allocs: impl IntoIterator<Item = &'a Arc<Allocation>>) {
-        let allocs = allocs.into_iter();
-        self.records.reserve(allocs.size_hint().0);
-        self.live.reserve(allocs.size_hint().0);
-        for alloc in allocs {
-            let p = id_prefix(&alloc.id);
-            let after_last = match (self.records.last(), self.prefixes.last()) {
-                (Some(last), Some(lp)) => {
-                    *lp < p || (*lp == p && last.alloc.id.as_str() < alloc.id.as_str())
-                }
-                _ => true,
-            };
-            let at = if after_last {
-                self.records.len()
-            } else {
-                match self.position(&alloc.id) {
-                    Ok(_) => continue,
-                    Err(i) => i,
-                }
-            };
-            let r = AllocDecision::new(
-                Arc::clone(alloc),
-                AllocCategory::Filtered,
-                ClassifyRule::Default,
-                Decision::Skip,
-            );
-            if at == self.records.len() {
-                self.records.push(r);
-                self.live.push(false);
-                self.prefixes.push(p);
-            } else {
-                self.records.insert(at, r);
-                self.live.insert(at, false);
-                self.prefixes.insert(at, p);
+    /// A hidden record for each alloc, which must come in ID order, one per
+    /// ID: the slots are their positions.
+    pub fn new(allocs: Vec<Arc<Allocation>>) -> Self {
+        let hidden = Record {
+            set: AllocCategory::Filtered,
+            rule: ClassifyRule::Default,
+            live: false,
+            decision: Compact::Skip,
+        };
+        Explain {
+            records: vec![hidden; allocs.len()],
+            allocs,
+            full: Vec::new(),
+        }
+    }
+
+    #[inline(always)]
+    fn keep(&mut self, d: Decision) -> Compact {
+        match d {
+            Decision::Keep => Compact::Keep,
+            Decision::Ignore => Compact::Ignore,
+            Decision::Skip => Compact::Skip,
+            Decision::InPlaceUpdate => Compact::InPlaceUpdate,
+            Decision::DestructiveUpdate => Compact::DestructiveUpdate,
+            Decision::UpdateDeferred => Compact::UpdateDeferred,
+            Decision::Stop { reason, replaced } => Compact::Stop { reason, replaced },
+            Decision::Migrate => Compact::Migrate,
+            Decision::Reconnect => Compact::Reconnect,
+            Decision::ReconnectKept => Compact::ReconnectKept,
+            Decision::Disconnect { replaced } => Compact::Disconnect { replaced },
+            Decision::RescheduleNow => Compact::RescheduleNow,
+            d @ (Decision::LostLater { .. } | Decision::RescheduleLater { .. }) => {
+                self.keep_full(d)
             }
         }
     }
 
-    /// [`Explain::prepare`] for allocs already sorted by (ID prefix, ID),
-    /// given with their ID prefixes (see `id_prefix`); of equal IDs the
-    /// first gets the slot, as with `prepare`.
-    pub fn prepare_sorted(&mut self, sorted: &[(u128, &Arc<Allocation>)]) {
-        if !self.records.is_empty() {
-            self.prepare(sorted.iter().map(|(_, a)| *a));
-            return;
-        }
-        self.records.reserve(sorted.len());
-        self.live.reserve(sorted.len());
-        self.prefixes.reserve(sorted.len());
-        for (k, (p, alloc)) in sorted.iter().enumerate() {
-            if k > 0 && sorted[k - 1].0 == *p && sorted[k - 1].1.id == alloc.id {
-                continue;
-            }
-            self.records.push(AllocDecision::new(
-                Arc::clone(alloc),
-                AllocCategory::Filtered,
-                ClassifyRule::Default,
-                Decision::Skip,
-            ));
-            self.live.push(false);
-            self.prefixes.push(*p);
+    #[cold]
+    fn keep_full(&mut self, d: Decision) -> Compact {
+        self.full.push(d);
+        Compact::Full(self.full.len() as u32 - 1)
+    }
+
+    fn expand(&self, k: Compact) -> Decision {
+        match k {
+            Compact::Full(i) => self.full[i as usize].clone(),
+            k => expand_plain(k),
         }
     }
 
-    fn position(&self, id: &str) -> Result<usize, usize> {
-        let p = id_prefix(id);
-        let (mut lo, mut hi) = (0, self.records.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let ord = self.prefixes[mid]
-                .cmp(&p)
-                .then_with(|| self.records[mid].alloc.id.as_str().cmp(id));
-            match ord {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Ok(mid),
-            }
-        }
-        Err(lo)
-    }
-
-    /// The slot of `id`: the hinted record or the next one, else a search.
-    fn find(&mut self, id: &str) -> Result<usize, usize> {
-        // Walks go forward: try the next record, then the same one; first
-        // by address (the caller passes the record's own ID), then by value.
-        let near = [self.hint + 1, self.hint];
-        for i in near {
-            if self
-                .records
-                .get(i)
-                .is_some_and(|r| same_ptr(&r.alloc.id, id))
-            {
-                self.hint = i;
-                return Ok(i);
-            }
-        }
-        for i in near {
-            if self.records.get(i).is_some_and(|r| r.alloc.id == id) {
-                self.hint = i;
-                return Ok(i);
-            }
-        }
-        let found = self.position(id);
-        if let Ok(i) = found {
-            self.hint = i;
-        }
-        found
-    }
-
-    /// The slot of `alloc`: the hinted record or the next one when it holds
-    /// this very alloc (compared by pointer, without reading the alloc),
-    /// else [`Explain::find`] by ID.
-    fn find_alloc(&mut self, alloc: &Arc<Allocation>) -> Result<usize, usize> {
-        for i in [self.hint + 1, self.hint] {
-            if self
-                .records
-                .get(i)
-                .is_some_and(|r| Arc::ptr_eq(&r.alloc, alloc))
-            {
-                self.hint = i;
-                return Ok(i);
-            }
-        }
-        self.find(&alloc.id)
-    }
-
-    /// Records (or re-records) the set and rule of an alloc.
+    /// Records (or re-records) the set and rule of the alloc of `slot`.
+    #[inline(always)]
     pub fn classify(
         &mut self,
+        slot: usize,
         alloc: &Arc<Allocation>,
         set: AllocCategory,
         rule: ClassifyRule,
         default: Decision,
     ) {
-        match self.find_alloc(alloc) {
-            Ok(i) => {
-                let r = &mut self.records[i];
-                if !Arc::ptr_eq(&r.alloc, alloc) {
-                    r.alloc = Arc::clone(alloc);
-                }
-                r.set = set;
-                r.rule = rule;
-                r.decision = default;
-                self.live[i] = true;
-            }
-            Err(i) => {
-                self.records
-                    .insert(i, AllocDecision::new(Arc::clone(alloc), set, rule, default));
-                self.live.insert(i, true);
-                self.prefixes.insert(i, id_prefix(&alloc.id));
-                self.hint = i;
-            }
+        if !Arc::ptr_eq(&self.allocs[slot], alloc) {
+            self.allocs[slot] = Arc::clone(alloc);
         }
-    }
-
-    /// The live record of an alloc, for changing it.
-    fn live_mut(&mut self, alloc_id: &str) -> Option<&mut AllocDecision> {
-        match self.find(alloc_id) {
-            Ok(i) if self.live[i] => Some(&mut self.records[i]),
-            _ => None,
-        }
+        let decision = self.keep(default);
+        self.records[slot] = Record {
+            set,
+            rule,
+            live: true,
+            decision,
+        };
     }
 
     /// Records a decision. A stop is final: later non-stop decisions do not
     /// replace it.
-    pub fn decide(&mut self, alloc_id: &str, decision: Decision) {
-        if let Some(r) = self.live_mut(alloc_id)
-            && (decision.is_stop() || !r.decision.is_stop())
-        {
-            r.decision = decision;
-        }
-    }
-
-    /// [`Explain::decide`] for an alloc the caller holds: its record is
-    /// found by pointer when the walk is in ID order.
-    pub fn decide_alloc(&mut self, alloc: &Arc<Allocation>, decision: Decision) {
-        if let Ok(i) = self.find_alloc(alloc)
-            && self.live[i]
-        {
-            let r = &mut self.records[i];
-            if decision.is_stop() || !r.decision.is_stop() {
-                r.decision = decision;
-            }
+    #[inline(always)]
+    pub fn decide(&mut self, slot: usize, decision: Decision) {
+        let r = self.records[slot];
+        if r.live && (decision.is_stop() || !r.decision.is_stop()) {
+            self.records[slot].decision = self.keep(decision);
         }
     }
 
     /// Marks a stopped alloc as replaced by a placement of this run.
-    pub fn mark_replaced(&mut self, alloc_id: &str) {
-        if let Some(r) = self.live_mut(alloc_id) {
+    #[inline]
+    pub fn mark_replaced(&mut self, slot: usize) {
+        let r = &mut self.records[slot];
+        if r.live {
             match &mut r.decision {
-                Decision::Stop { replaced, .. } | Decision::Disconnect { replaced } => {
+                Compact::Stop { replaced, .. } | Compact::Disconnect { replaced } => {
                     *replaced = true
                 }
                 _ => {}
@@ -642,23 +559,49 @@ impl Explain {
         }
     }
 
-    /// The current decision of an alloc.
-    pub fn get(&self, alloc_id: &str) -> Option<&AllocDecision> {
-        match self.position(alloc_id) {
-            Ok(i) if self.live[i] => Some(&self.records[i]),
-            _ => None,
-        }
+    /// The current decision of the alloc of `slot`.
+    pub fn decision(&self, slot: usize) -> Option<Decision> {
+        let r = self.records[slot];
+        r.live.then(|| self.expand(r.decision))
     }
 
     /// All records in alloc ID order.
     pub fn into_vec(self) -> Vec<AllocDecision> {
-        if self.live.iter().all(|l| *l) {
-            return self.records;
+        let Explain {
+            allocs,
+            records,
+            mut full,
+        } = self;
+        let mut out = Vec::with_capacity(records.iter().filter(|r| r.live).count());
+        for (alloc, r) in allocs.into_iter().zip(&records) {
+            if !r.live {
+                continue;
+            }
+            let decision = match r.decision {
+                // Each entry of `full` belongs to one record.
+                Compact::Full(i) => std::mem::replace(&mut full[i as usize], Decision::Skip),
+                k => expand_plain(k),
+            };
+            out.push(AllocDecision::new(alloc, r.set, r.rule, decision));
         }
-        self.records
-            .into_iter()
-            .zip(self.live)
-            .filter_map(|(r, live)| live.then_some(r))
-            .collect()
+        out
+    }
+}
+
+/// The [`Decision`] of a [`Compact`] that carries no data (`Full` reads as skip).
+fn expand_plain(k: Compact) -> Decision {
+    match k {
+        Compact::Keep => Decision::Keep,
+        Compact::Ignore => Decision::Ignore,
+        Compact::Skip | Compact::Full(_) => Decision::Skip,
+        Compact::InPlaceUpdate => Decision::InPlaceUpdate,
+        Compact::DestructiveUpdate => Decision::DestructiveUpdate,
+        Compact::UpdateDeferred => Decision::UpdateDeferred,
+        Compact::Stop { reason, replaced } => Decision::Stop { reason, replaced },
+        Compact::Migrate => Decision::Migrate,
+        Compact::Reconnect => Decision::Reconnect,
+        Compact::ReconnectKept => Decision::ReconnectKept,
+        Compact::Disconnect { replaced } => Decision::Disconnect { replaced },
+        Compact::RescheduleNow => Decision::RescheduleNow,
     }
 }

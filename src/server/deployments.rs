@@ -26,7 +26,7 @@ use crate::model::{
     deployment::description,
 };
 use crate::sim::queue::Tick;
-use crate::sim::trace::{TraceEvent, short};
+use crate::sim::trace::{AllocChange, TraceEvent, short};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -190,14 +190,15 @@ impl Server {
             return;
         };
         out.push(ServerEffect::Trace(TraceEvent::Job {
-            job: deployment.job_id.clone(),
+            job: deployment.job_id.as_str().into(),
             version: deployment.job_version,
             detail: format!(
                 "deployment {} {}: {}",
                 short(id),
                 deployment.status,
                 deployment.status_description
-            ),
+            )
+            .into(),
         }));
         if deployment.status == DeploymentStatus::Successful {
             let (job, version) = (deployment.job_id.clone(), deployment.job_version);
@@ -208,9 +209,9 @@ impl Server {
                 .or_default()
                 .insert(version);
             out.push(ServerEffect::Trace(TraceEvent::Job {
-                job,
+                job: job.into(),
                 version,
-                detail: format!("version {version} marked stable"),
+                detail: format!("version {version} marked stable").into(),
             }));
         }
     }
@@ -631,9 +632,9 @@ impl Server {
             .or_default()
             .insert(new_version);
         out.push(ServerEffect::Trace(TraceEvent::Job {
-            job: job_id.to_string(),
+            job: job_id.into(),
             version: new_version,
-            detail: format!("reverted to the spec of stable version {version}"),
+            detail: format!("reverted to the spec of stable version {version}").into(),
         }));
     }
 
@@ -710,13 +711,16 @@ impl Server {
                 };
                 alloc.modify_index = index;
                 alloc.modify_time = tick_time(now);
-                out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
-                    alloc: alloc.id.clone(),
-                    name: alloc.name.clone(),
-                    node: alloc.node_id.clone(),
-                    detail: "desired transition reschedule (unhealthy in the deployment)"
-                        .to_string(),
-                }));
+                out.push(ServerEffect::Trace(TraceEvent::AllocChanged(Box::new(
+                    AllocChange {
+                        alloc: alloc.id.as_str().into(),
+                        name: alloc.name.as_str().into(),
+                        node: alloc.node_id.as_str().into(),
+                        detail: "desired transition reschedule (unhealthy in the deployment)"
+                            .to_string()
+                            .into(),
+                    },
+                ))));
                 self.put_alloc(alloc);
             }
         }
@@ -840,9 +844,9 @@ impl Server {
                 stored.status_description = description::RUNNING.to_string();
             }
             out.push(ServerEffect::Trace(TraceEvent::Job {
-                job: stored.job_id.clone(),
+                job: stored.job_id.as_str().into(),
                 version: stored.job_version,
-                detail,
+                detail: detail.into(),
             }));
         }
         self.watcher_eval(now, &deployment, out);

@@ -51,9 +51,9 @@ impl Server {
         self.state.heartbeat_timers.remove(node);
         let (requested, reason) = self.disconnect_state(now, node);
         out.push(ServerEffect::Trace(TraceEvent::HeartbeatMissed {
-            node: node.to_string(),
-            requested: requested.as_str().to_string(),
-            reason,
+            node: node.into(),
+            requested: requested.as_str().into(),
+            reason: reason.into(),
         }));
         if self.state.nodes.contains_key(node) {
             let _ =

@@ -193,9 +193,9 @@ impl Server {
                         .is_some_and(|old_spec| **old_spec == spec);
                 if unchanged {
                     out.push(ServerEffect::Trace(TraceEvent::Job {
-                        job: spec.id.clone(),
+                        job: spec.id.as_str().into(),
                         version: old.version,
-                        detail: "registered unchanged".to_string(),
+                        detail: "registered unchanged".into(),
                     }));
                     let job = (**old).clone();
                     self.create_eval(now, &job, "job-register", "", None, "", out);
@@ -230,13 +230,14 @@ impl Server {
             record.stopped_versions.insert(version);
         }
         out.push(ServerEffect::Trace(TraceEvent::Job {
-            job: spec.id.clone(),
+            job: spec.id.as_str().into(),
             version,
             detail: if stop {
                 format!("{detail}, stopped")
             } else {
                 detail
-            },
+            }
+            .into(),
         }));
         self.create_eval(now, &job, "job-register", "", None, "", out);
     }
@@ -284,9 +285,9 @@ impl Server {
             Err(refusal) => (false, refusal.clone()),
         };
         out.push(ServerEffect::Trace(TraceEvent::Operator {
-            rpc: "Job.Revert".to_string(),
+            rpc: "Job.Revert".into(),
             accepted,
-            detail,
+            detail: detail.into(),
         }));
         // A stopped version is registered stopped, as Nomad copies `Stop`
         // with the rest of the job.
@@ -316,9 +317,9 @@ impl Server {
         record.stopped_versions.insert(job.version);
         record.job = Arc::clone(&job);
         out.push(ServerEffect::Trace(TraceEvent::Job {
-            job: job_id.to_string(),
+            job: job_id.into(),
             version: job.version,
-            detail: "stopped".to_string(),
+            detail: "stopped".into(),
         }));
         self.create_eval(now, &job, "job-deregister", "", None, "", out);
     }

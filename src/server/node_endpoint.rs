@@ -14,7 +14,7 @@ use crate::profile::UpdateAllocGate;
 use crate::sim::net::CallId;
 use crate::sim::queue::Tick;
 use crate::sim::rng::Rng;
-use crate::sim::trace::{TraceEvent, short};
+use crate::sim::trace::{AllocChange, NodeStatusChange, RpcName, TraceEvent, short};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -104,11 +104,11 @@ impl Server {
             ),
         };
         out.push(ServerEffect::Trace(TraceEvent::CallHandled {
-            node: node.to_string(),
+            node: node.into(),
             call,
-            rpc: rpc.name().to_string(),
+            rpc: RpcName::of(&rpc),
             accepted,
-            detail,
+            detail: detail.into(),
         }));
         out.push(ServerEffect::Reply {
             node: node.to_string(),
@@ -146,21 +146,26 @@ impl Server {
         incoming.node.modify_index = index;
         let new_status = incoming.node.status.clone();
         self.state.nodes.insert(id.clone(), incoming);
+        self.nodes_changed();
         match &original {
             Some(old) if *old != new_status => {
-                out.push(ServerEffect::Trace(TraceEvent::NodeStatus {
-                    node: id.clone(),
-                    from: old.as_str().to_string(),
-                    to: new_status.as_str().to_string(),
-                    reason: "node registered".to_string(),
-                }));
+                out.push(ServerEffect::Trace(TraceEvent::NodeStatus(Box::new(
+                    NodeStatusChange {
+                        node: id.as_str().into(),
+                        from: old.as_str().into(),
+                        to: new_status.as_str().into(),
+                        reason: "node registered".into(),
+                    },
+                ))));
             }
-            None => out.push(ServerEffect::Trace(TraceEvent::NodeStatus {
-                node: id.clone(),
-                from: "none".to_string(),
-                to: new_status.as_str().to_string(),
-                reason: "node registered".to_string(),
-            })),
+            None => out.push(ServerEffect::Trace(TraceEvent::NodeStatus(Box::new(
+                NodeStatusChange {
+                    node: id.as_str().into(),
+                    from: "none".into(),
+                    to: new_status.as_str().into(),
+                    reason: "node registered".into(),
+                },
+            )))),
             _ => {}
         }
         let needs_evals = new_status == NodeStatus::Down
@@ -214,6 +219,7 @@ impl Server {
         if new != stored {
             let index = self.bump_index();
             let index_gating = self.rules.index_gating;
+            self.nodes_changed();
             if let Some(record) = self.state.nodes.get_mut(node) {
                 record.node.status = new.clone();
                 record.node.modify_index = index;
@@ -228,12 +234,14 @@ impl Server {
             if stored == NodeStatus::Down && new == NodeStatus::Ready {
                 reason = format!("{reason}; node reregistered by heartbeat");
             }
-            out.push(ServerEffect::Trace(TraceEvent::NodeStatus {
-                node: node.to_string(),
-                from: stored.as_str().to_string(),
-                to: new.as_str().to_string(),
-                reason,
-            }));
+            out.push(ServerEffect::Trace(TraceEvent::NodeStatus(Box::new(
+                NodeStatusChange {
+                    node: node.into(),
+                    from: stored.as_str().into(),
+                    to: new.as_str().into(),
+                    reason: reason.into(),
+                },
+            ))));
         }
         if requested == NodeStatus::Down || transition_requires_eval(&new, &stored) {
             self.create_node_evals(now, node, out);
@@ -417,12 +425,14 @@ impl Server {
                 unblock = true;
             }
             if stored.client_status != reported {
-                out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
-                    alloc: stored.id.clone(),
-                    name: stored.name.clone(),
-                    node: stored.node_id.clone(),
-                    detail: format!("client {} -> {}", stored.client_status, reported),
-                }));
+                out.push(ServerEffect::Trace(TraceEvent::AllocChanged(Box::new(
+                    AllocChange {
+                        alloc: stored.id.as_str().into(),
+                        name: stored.name.as_str().into(),
+                        node: stored.node_id.as_str().into(),
+                        detail: format!("client {} -> {}", stored.client_status, reported).into(),
+                    },
+                ))));
             }
             written.push(format!("{}={}", short(&stored.id), reported));
             self.put_alloc(updated);
@@ -461,6 +471,7 @@ impl Server {
         out: &mut Vec<ServerEffect>,
     ) {
         let index = self.bump_index();
+        self.nodes_changed();
         let Some(record) = self.state.nodes.get_mut(node) else {
             return;
         };
@@ -473,12 +484,13 @@ impl Server {
         }
         record.node.modify_index = index;
         out.push(ServerEffect::Trace(TraceEvent::NodeFlags {
-            node: node.to_string(),
+            node: node.into(),
             detail: if enable {
                 "drain started, ineligible".to_string()
             } else {
                 "drain cancelled, eligible".to_string()
-            },
+            }
+            .into(),
         }));
         if !enable {
             self.unblock_all(&format!("node {node} became eligible"), out);
@@ -521,6 +533,7 @@ impl Server {
         out: &mut Vec<ServerEffect>,
     ) {
         let index = self.bump_index();
+        self.nodes_changed();
         let Some(record) = self.state.nodes.get_mut(node) else {
             return;
         };
@@ -531,8 +544,10 @@ impl Server {
         };
         record.node.modify_index = index;
         out.push(ServerEffect::Trace(TraceEvent::NodeFlags {
-            node: node.to_string(),
-            detail: if eligible { "eligible" } else { "ineligible" }.to_string(),
+            node: node.into(),
+            detail: if eligible { "eligible" } else { "ineligible" }
+                .to_string()
+                .into(),
         }));
         if eligible {
             self.unblock_all(&format!("node {node} became eligible"), out);

@@ -12,7 +12,7 @@ use crate::model::{
     Allocation, ClientStatus, Deployment, DeploymentStatusUpdate, DesiredStatus, NodeStatus,
 };
 use crate::sim::queue::Tick;
-use crate::sim::trace::{TraceEvent, short};
+use crate::sim::trace::{AllocChange, TraceEvent, short};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -89,6 +89,7 @@ impl Plan {
 
     /// One line per node for the trace.
     pub fn describe(&self, server: &Server) -> Vec<String> {
+        use std::fmt::Write as _;
         let mut lines = Vec::new();
         let nodes: BTreeSet<&String> = self
             .node_update
@@ -96,21 +97,30 @@ impl Plan {
             .chain(self.node_allocation.keys())
             .chain(self.node_preemptions.keys())
             .collect();
+        // Each line is written into one buffer, part by part.
         for node in nodes {
-            let mut parts = Vec::new();
+            let mut line = String::with_capacity(64);
+            line.push_str(node);
+            line.push_str(": ");
+            let mut first = true;
+            let mut part = |line: &mut String| {
+                if !first {
+                    line.push_str(", ");
+                }
+                first = false;
+            };
             for stop in self.node_update.get(node).into_iter().flatten() {
-                let name = server
-                    .state
-                    .allocs
-                    .get(&stop.alloc_id)
-                    .map_or(String::new(), |a| a.name.clone());
-                parts.push(format!(
-                    "stop {name}({}){}",
-                    short(&stop.alloc_id),
-                    stop.client_status
-                        .as_ref()
-                        .map_or(String::new(), |s| format!(" as {s}"))
-                ));
+                part(&mut line);
+                line.push_str("stop ");
+                if let Some(alloc) = server.state.allocs.get(&stop.alloc_id) {
+                    line.push_str(&alloc.name);
+                }
+                line.push('(');
+                line.push_str(short(&stop.alloc_id));
+                line.push(')');
+                if let Some(status) = &stop.client_status {
+                    let _ = write!(line, " as {status}");
+                }
             }
             for alloc in self.node_allocation.get(node).into_iter().flatten() {
                 let verb = if server.state.allocs.contains_key(&alloc.id) {
@@ -122,12 +132,20 @@ impl Plan {
                 } else {
                     "place"
                 };
-                parts.push(format!("{verb} {}({})", alloc.name, short(&alloc.id)));
+                part(&mut line);
+                line.push_str(verb);
+                line.push(' ');
+                line.push_str(&alloc.name);
+                line.push('(');
+                line.push_str(short(&alloc.id));
+                line.push(')');
             }
             for (alloc, _) in self.node_preemptions.get(node).into_iter().flatten() {
-                parts.push(format!("evict {}", short(alloc)));
+                part(&mut line);
+                line.push_str("evict ");
+                line.push_str(short(alloc));
             }
-            lines.push(format!("{node}: {}", parts.join(", ")));
+            lines.push(line);
         }
         lines
     }
@@ -275,8 +293,8 @@ impl Server {
                 Ok(()) => accepted.push(node.clone()),
                 Err(reason) => {
                     out.push(ServerEffect::Trace(TraceEvent::PlanRejected {
-                        node: node.clone(),
-                        reason,
+                        node: node.as_str().into(),
+                        reason: reason.into(),
                     }));
                     result.rejected_nodes.push(node.clone());
                 }
@@ -363,12 +381,14 @@ impl Server {
                                     } else {
                                         "updated".to_string()
                                     };
-                                    out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
-                                        alloc: alloc.id.clone(),
-                                        name: alloc.name.clone(),
-                                        node: alloc.node_id.clone(),
-                                        detail,
-                                    }));
+                                    out.push(ServerEffect::Trace(TraceEvent::AllocChanged(
+                                        Box::new(AllocChange {
+                                            alloc: alloc.id.as_str().into(),
+                                            name: alloc.name.as_str().into(),
+                                            node: alloc.node_id.as_str().into(),
+                                            detail: detail.into(),
+                                        }),
+                                    )));
                                 }
                                 None => {
                                     alloc.create_index = index;
@@ -386,36 +406,39 @@ impl Server {
                                         prev.modify_index = index;
                                         self.put_alloc(prev);
                                     }
-                                    out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
-                                        alloc: alloc.id.clone(),
-                                        name: alloc.name.clone(),
-                                        node: alloc.node_id.clone(),
-                                        detail: format!(
-                                            "placed v{}{}{}",
-                                            alloc.job_version(),
-                                            if alloc.previous_allocation.is_empty() {
-                                                String::new()
-                                            } else {
-                                                format!(
-                                                    ", replaces {}",
-                                                    short(&alloc.previous_allocation)
-                                                )
-                                            },
-                                            if alloc.preempted_allocations.is_empty() {
-                                                String::new()
-                                            } else {
-                                                format!(
-                                                    ", preempts {}",
-                                                    alloc
-                                                        .preempted_allocations
-                                                        .iter()
-                                                        .map(|id| short(id).to_string())
-                                                        .collect::<Vec<_>>()
-                                                        .join(",")
-                                                )
-                                            }
-                                        ),
-                                    }));
+                                    out.push(ServerEffect::Trace(TraceEvent::AllocChanged(
+                                        Box::new(AllocChange {
+                                            alloc: alloc.id.as_str().into(),
+                                            name: alloc.name.as_str().into(),
+                                            node: alloc.node_id.as_str().into(),
+                                            detail: format!(
+                                                "placed v{}{}{}",
+                                                alloc.job_version(),
+                                                if alloc.previous_allocation.is_empty() {
+                                                    String::new()
+                                                } else {
+                                                    format!(
+                                                        ", replaces {}",
+                                                        short(&alloc.previous_allocation)
+                                                    )
+                                                },
+                                                if alloc.preempted_allocations.is_empty() {
+                                                    String::new()
+                                                } else {
+                                                    format!(
+                                                        ", preempts {}",
+                                                        alloc
+                                                            .preempted_allocations
+                                                            .iter()
+                                                            .map(|id| short(id).to_string())
+                                                            .collect::<Vec<_>>()
+                                                            .join(",")
+                                                    )
+                                                }
+                                            )
+                                            .into(),
+                                        }),
+                                    )));
                                 }
                             }
                             let existing = self.state.allocs.get(&alloc.id).cloned();
@@ -448,18 +471,21 @@ impl Server {
                             alloc.modify_index = index;
                             alloc.alloc_modify_index = index;
                             alloc.modify_time = now_time;
-                            out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
-                                alloc: alloc.id.clone(),
-                                name: alloc.name.clone(),
-                                node: alloc.node_id.clone(),
-                                detail: format!(
-                                    "desired stop{} ({})",
-                                    stop.client_status
-                                        .as_ref()
-                                        .map_or(String::new(), |s| format!(", client {s}")),
-                                    stop.description
-                                ),
-                            }));
+                            out.push(ServerEffect::Trace(TraceEvent::AllocChanged(Box::new(
+                                AllocChange {
+                                    alloc: alloc.id.as_str().into(),
+                                    name: alloc.name.as_str().into(),
+                                    node: alloc.node_id.as_str().into(),
+                                    detail: format!(
+                                        "desired stop{} ({})",
+                                        stop.client_status
+                                            .as_ref()
+                                            .map_or(String::new(), |s| format!(", client {s}")),
+                                        stop.description
+                                    )
+                                    .into(),
+                                },
+                            ))));
                             self.put_alloc(alloc);
                             result.written += 1;
                             touched = true;
@@ -480,12 +506,15 @@ impl Server {
                             alloc.preempted_by_allocation = by.clone();
                             alloc.modify_index = index;
                             alloc.alloc_modify_index = index;
-                            out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
-                                alloc: alloc.id.clone(),
-                                name: alloc.name.clone(),
-                                node: alloc.node_id.clone(),
-                                detail: format!("desired evict (preempted by {})", short(by)),
-                            }));
+                            out.push(ServerEffect::Trace(TraceEvent::AllocChanged(Box::new(
+                                AllocChange {
+                                    alloc: alloc.id.as_str().into(),
+                                    name: alloc.name.as_str().into(),
+                                    node: alloc.node_id.as_str().into(),
+                                    detail: format!("desired evict (preempted by {})", short(by))
+                                        .into(),
+                                },
+                            ))));
                             if !preempting_jobs.contains(&alloc.job_id) {
                                 preempting_jobs.push(alloc.job_id.clone());
                             }

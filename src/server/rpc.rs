@@ -2,9 +2,8 @@
 //! (Nomad's `Node.Register`, `Node.UpdateStatus`, `Node.UpdateAlloc`,
 //! `Node.GetClientAllocs` with `Alloc.GetAllocs`, and `Alloc.GetAlloc`).
 
-use crate::model::alloc::{Allocation, TaskState};
+use crate::model::alloc::{Allocation, TaskStates};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// What a client reports about one alloc (the client-owned fields Nomad's
@@ -18,7 +17,7 @@ pub struct AllocUpdate {
     /// Reported client description.
     pub client_description: String,
     /// Task states.
-    pub task_states: BTreeMap<String, TaskState>,
+    pub task_states: TaskStates,
     /// Deployment health the client set (`DeploymentStatus`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deployment_status: Option<crate::model::AllocDeploymentStatus>,

@@ -23,7 +23,7 @@ use crate::reconciler::node::{NodeReconciler, NodeRules, TerminalByNodeByName};
 use crate::reconciler::rules::ReconcilerRules;
 use crate::scenario::format::JobSpec;
 use crate::sim::queue::Tick;
-use crate::sim::trace::{AllocReason, GroupUpdates, TraceEvent, short};
+use crate::sim::trace::{AllocReason, EvalProcessed, GroupUpdates, Text, TraceEvent, short};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -159,13 +159,13 @@ fn replacement_lookup(
 /// added to what it runs (`base`) and what the plan adds (`delta`), averaged
 /// with the job anti-affinity (`collisions` same-group allocs on the node
 /// out of `count`) and the reschedule penalty when they apply, summed in
-/// this order.
+/// this order. The collisions are counted only on a node the group fits.
 fn placement_score(
     record: &super::NodeRecord,
     base: (u64, u64),
     delta: (i64, i64),
     need: (u64, u64),
-    collisions: u64,
+    collisions: impl FnOnce() -> u64,
     count: u64,
     penalty: bool,
 ) -> Option<f64> {
@@ -174,6 +174,7 @@ fn placement_score(
     if used_cpu + need.0 > record.cpu || used_mem + need.1 > record.memory_mb {
         return None;
     }
+    let collisions = collisions();
     let free_cpu = 1.0 - (used_cpu + need.0) as f64 / record.cpu.max(1) as f64;
     let free_mem = 1.0 - (used_mem + need.1) as f64 / record.memory_mb.max(1) as f64;
     let total = 10f64.powf(free_cpu) + 10f64.powf(free_mem);
@@ -219,6 +220,16 @@ pub fn node_rules(version: crate::profile::Version) -> NodeRules {
     }
 }
 
+/// An ID's first eight bytes as a big-endian integer (zero-padded): IDs
+/// ordered by (this, ID) are searched with one integer comparison per step
+/// where their first eight bytes differ, as node IDs mostly do.
+fn id_prefix(id: &str) -> u64 {
+    let mut bytes = [0u8; 8];
+    let n = id.len().min(8);
+    bytes[..n].copy_from_slice(&id.as_bytes()[..n]);
+    u64::from_be_bytes(bytes)
+}
+
 /// A new ID from a seed and a counter (the server's ID scheme, usable while
 /// the server is borrowed).
 fn make_id(seed: u64, counter: u64) -> String {
@@ -235,9 +246,9 @@ impl Server {
     ) {
         let Some(id) = self.state.broker.dequeue(wanted.as_deref()) else {
             out.push(ServerEffect::Trace(TraceEvent::EvalState {
-                eval: wanted.unwrap_or_default(),
-                state: "not-ready".to_string(),
-                reason: "no such ready eval".to_string(),
+                eval: wanted.unwrap_or_default().into(),
+                state: "not-ready".into(),
+                reason: "no such ready eval".into(),
             }));
             return;
         };
@@ -295,15 +306,17 @@ impl Server {
             record.eval.modify_time = tick_time(now);
             record.outcome = Some(outcome.clone());
         }
-        out.push(ServerEffect::Trace(TraceEvent::EvalProcessed {
-            eval: id.clone(),
-            job: eval.job_id.clone(),
-            trigger: eval.triggered_by.clone(),
-            desired_tg_updates: outcome.desired_tg_updates.clone(),
-            reasons: reasons.into(),
-            plan: plan.into(),
-            status: status.as_str().to_string(),
-        }));
+        out.push(ServerEffect::Trace(TraceEvent::EvalProcessed(Box::new(
+            EvalProcessed {
+                eval: id.as_str().into(),
+                job: eval.job_id.as_str().into(),
+                trigger: eval.triggered_by.as_str().into(),
+                desired_tg_updates: outcome.desired_tg_updates.clone(),
+                reasons: reasons.into(),
+                plan: plan.into_iter().map(Text::from).collect(),
+                status: status.as_str().into(),
+            },
+        ))));
         let (next, cancelled) =
             self.state
                 .broker
@@ -324,27 +337,77 @@ impl Server {
         }
     }
 
-    fn tainted_nodes(&self, allocs: &[Arc<Allocation>]) -> BTreeMap<String, Option<Node>> {
-        let mut tainted = BTreeMap::new();
-        // One lookup per alloc; the output map is consulted only for the
-        // (few) tainted nodes.
-        for alloc in allocs {
-            match self.state.nodes.get(&alloc.node_id) {
-                None => {
-                    tainted.insert(alloc.node_id.clone(), None);
-                }
-                Some(record) => {
-                    let node = &record.node;
-                    if (matches!(node.status, NodeStatus::Down | NodeStatus::Disconnected)
-                        || node.draining())
-                        && !tainted.contains_key(&alloc.node_id)
-                    {
-                        tainted.insert(alloc.node_id.clone(), Some(node.clone()));
-                    }
-                }
+    /// Nomad's `taintedNodes`: the nodes of `allocs` that are down,
+    /// disconnected or draining, or gone (`None`).
+    ///
+    /// The allocs' nodes are looked up among the cluster's tainted nodes
+    /// only (few, and usually none), kept in [`super::TaintedCache`]
+    /// between node writes: far fewer lookups than one per alloc in the
+    /// whole node table. Nodes are never removed and allocs are placed
+    /// only on stored nodes, so no alloc's node is gone (debug builds check
+    /// it, and that the cache is current).
+    fn tainted_nodes(&mut self, allocs: &[Arc<Allocation>]) -> BTreeMap<String, Option<Node>> {
+        debug_assert!(
+            allocs
+                .iter()
+                .all(|a| self.state.nodes.contains_key(&a.node_id)),
+            "an alloc's node is not stored"
+        );
+        let cluster = match &self.state.tainted_cache.0 {
+            Some(cluster) => {
+                debug_assert!(
+                    **cluster == *self.cluster_tainted(),
+                    "stale tainted-node cache"
+                );
+                Arc::clone(cluster)
             }
+            None => {
+                let cluster = self.cluster_tainted();
+                self.state.tainted_cache = super::TaintedCache(Some(Arc::clone(&cluster)));
+                cluster
+            }
+        };
+        if cluster.is_empty() {
+            return BTreeMap::new();
         }
-        tainted
+        let mut found: Vec<usize> = allocs
+            .iter()
+            .filter_map(|alloc| {
+                let key = (id_prefix(&alloc.node_id), alloc.node_id.as_str());
+                cluster
+                    .binary_search_by(|t| (t.prefix, t.id.as_str()).cmp(&key))
+                    .ok()
+            })
+            .collect();
+        found.sort_unstable();
+        found.dedup();
+        found
+            .into_iter()
+            .map(|i| (cluster[i].id.clone(), Some(cluster[i].node.clone())))
+            .collect()
+    }
+
+    /// The nodes that are down, disconnected or draining (what
+    /// [`super::TaintedCache`] holds).
+    fn cluster_tainted(&self) -> Arc<[super::TaintedNode]> {
+        let mut cluster: Vec<super::TaintedNode> = self
+            .state
+            .nodes
+            .iter()
+            .filter(|(_, record)| {
+                matches!(
+                    record.node.status,
+                    NodeStatus::Down | NodeStatus::Disconnected
+                ) || record.node.draining()
+            })
+            .map(|(id, record)| super::TaintedNode {
+                prefix: id_prefix(id),
+                id: id.clone(),
+                node: record.node.clone(),
+            })
+            .collect();
+        cluster.sort_by(|a, b| (a.prefix, a.id.as_str()).cmp(&(b.prefix, b.id.as_str())));
+        cluster.into()
     }
 
     /// Service and batch jobs.
@@ -364,11 +427,12 @@ impl Server {
         // the next attempt would compute the same plan: reuse it.
         let mut reuse = false;
         let mut repeated = 0;
+        let mut last_applied: Option<super::plan::ApplyResult> = None;
         for attempt in 1..=max_attempts {
-            let result = match last.take() {
+            let (result, reused) = match last.take() {
                 Some(previous) if reuse => {
                     repeated += 1;
-                    previous
+                    (previous, true)
                 }
                 _ => {
                     let result = self.compute_generic(now, eval, job);
@@ -382,23 +446,27 @@ impl Server {
                             line
                         });
                     }
-                    result
+                    (result, false)
                 }
             };
-            // A repeated attempt's rejections are summarised, not traced again.
-            let mut scratch = Vec::new();
-            let sink = if repeated > 0 {
-                &mut scratch
-            } else {
-                &mut *out
+            let applied = match last_applied.take() {
+                // The same plan against the same state: the applier would
+                // reject the same nodes again and write nothing, so only its
+                // index is taken again (and the rejections, summarised below,
+                // are not traced twice).
+                Some(previous) if reused => {
+                    self.bump_index();
+                    previous
+                }
+                _ => self.apply_plan(now, &eval.id, &result.plan, out),
             };
-            let applied = self.apply_plan(now, &eval.id, &result.plan, sink);
             let done = applied.rejected_nodes.is_empty();
             reuse = applied.written == 0
                 && result.followups.is_empty()
                 && result.plan.deployment.is_none()
                 && result.plan.deployment_updates.is_empty();
             last = Some(result);
+            last_applied = Some(applied);
             if done {
                 break;
             }
@@ -1426,15 +1494,17 @@ fn group_fit(
         return Fit::Infeasible;
     }
     let count = u64::from(group_spec.count.unwrap_or(1)).max(1);
-    let base_count = base_groups
-        .and_then(|groups| groups.get(group_key))
-        .copied()
-        .unwrap_or(0);
-    let delta_count = delta_groups
-        .and_then(|groups| groups.get(group_key))
-        .copied()
-        .unwrap_or(0);
-    let collisions = (base_count as i64 + delta_count).max(0) as u64;
+    let collisions = || {
+        let base_count = base_groups
+            .and_then(|groups| groups.get(group_key))
+            .copied()
+            .unwrap_or(0);
+        let delta_count = delta_groups
+            .and_then(|groups| groups.get(group_key))
+            .copied()
+            .unwrap_or(0);
+        (base_count as i64 + delta_count).max(0) as u64
+    };
     match placement_score(
         record,
         base.unwrap_or((0, 0)),

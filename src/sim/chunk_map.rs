@@ -288,6 +288,35 @@ impl<K: Ord + Clone, V: Clone> ChunkMap<K, V> {
         &mut Arc::make_mut(&mut chunk[entry_idx]).1
     }
 
+    /// Removes the first entry; returns it.
+    pub fn pop_first(&mut self) -> Option<(K, V)> {
+        let first = self.core.chunks.first_mut()?;
+        let chunk = Arc::make_mut(first);
+        let entry = chunk.remove(0);
+        if chunk.is_empty() {
+            self.core.chunks.remove(0);
+        }
+        self.core.len -= 1;
+        Some(Arc::try_unwrap(entry).unwrap_or_else(|shared| (*shared).clone()))
+    }
+
+    /// Keeps only the entries for which `keep` holds (copies only the
+    /// chunks that lose entries).
+    pub fn retain(&mut self, mut keep: impl FnMut(&K, &V) -> bool) {
+        let mut len = 0;
+        for chunk in &mut self.core.chunks {
+            // `keep` is asked once per entry, in key order.
+            let kept: Vec<bool> = chunk.iter().map(|entry| keep(&entry.0, &entry.1)).collect();
+            if kept.contains(&false) {
+                let mut verdicts = kept.into_iter();
+                Arc::make_mut(chunk).retain(|_| verdicts.next().unwrap_or(true));
+            }
+            len += chunk.len();
+        }
+        self.core.chunks.retain(|chunk| !chunk.is_empty());
+        self.core.len = len;
+    }
+
     /// Removes `key`; returns its value.
     pub fn remove<Q>(&mut self, key: &Q) -> Option<V>
     where
@@ -611,5 +640,37 @@ mod tests {
         assert!(old_map.iter().eq(old_model.iter()));
         let rebuilt: ChunkMap<u64, u64> = old_model.into_iter().collect();
         assert_eq!(rebuilt, old_map);
+    }
+
+    /// `pop_first` and `retain` agree with a `BTreeMap`'s, and a clone
+    /// taken before them keeps every entry.
+    #[test]
+    fn pop_first_and_retain_agree_with_btree_map() {
+        let mut map: ChunkMap<u64, u64> = (0..500u64).map(|k| (k * 3 % 499, k)).collect();
+        let mut model: BTreeMap<u64, u64> = (0..500u64).map(|k| (k * 3 % 499, k)).collect();
+        let before = map.clone();
+        for _ in 0..40 {
+            assert_eq!(map.pop_first(), model.pop_first());
+        }
+        let mut asked = Vec::new();
+        map.retain(|key, value| {
+            asked.push(*key);
+            (key + value) % 3 != 0
+        });
+        model.retain(|key, value| (*key + *value) % 3 != 0);
+        assert_eq!(asked, model_keys_before_retain(&before, 40));
+        assert_eq!(map.len(), model.len());
+        assert!(map.iter().eq(model.iter()));
+        while let Some(entry) = model.pop_first() {
+            assert_eq!(map.pop_first(), Some(entry));
+        }
+        assert_eq!(map.pop_first(), None);
+        assert!(map.is_empty());
+        assert_eq!(before.len(), 499);
+    }
+
+    /// The keys of `map` after its first `skip`, in order.
+    fn model_keys_before_retain(map: &ChunkMap<u64, u64>, skip: usize) -> Vec<u64> {
+        map.keys().skip(skip).copied().collect()
     }
 }

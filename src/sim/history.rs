@@ -158,7 +158,7 @@ impl Session {
                 step: self.cursor,
                 tick: self.sim.tick,
                 event: TraceEvent::Violation {
-                    detail: format!("action failed: {error}"),
+                    detail: format!("action failed: {error}").into(),
                 },
             });
         }
@@ -166,7 +166,9 @@ impl Session {
             self.sim.pending_trace.push(TraceEntry {
                 step: self.cursor,
                 tick: self.sim.tick,
-                event: TraceEvent::Violation { detail: violation },
+                event: TraceEvent::Violation {
+                    detail: violation.into(),
+                },
             });
         }
         let mut entries = self.sim.take_trace();
@@ -290,6 +292,12 @@ impl Session {
     /// Rough bytes held by checkpoints and records (for the bench report).
     pub fn checkpoint_count(&self) -> usize {
         self.checkpoints.len()
+    }
+
+    /// The checkpoints: (step, the world after it), in step order (for the
+    /// memory bench's breakdown).
+    pub fn checkpoints(&self) -> impl Iterator<Item = (usize, &Arc<Sim>)> {
+        self.checkpoints.iter().map(|(step, sim)| (*step, sim))
     }
 }
 

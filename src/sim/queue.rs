@@ -2,8 +2,8 @@
 //! order of insertion, so two events at the same tick run in the order they
 //! were scheduled and a run never depends on anything but its input.
 
+use super::chunk_map::ChunkMap;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// Logical time in milliseconds since the start of the run.
 pub type Tick = u64;
@@ -11,43 +11,31 @@ pub type Tick = u64;
 /// Ticks per second (one tick is one millisecond).
 pub const TICKS_PER_SEC: Tick = 1000;
 
-/// A priority queue of events keyed by `(tick, seq)`.
+/// A priority queue of events keyed by `(tick, seq)`. The events live in
+/// a [`ChunkMap`]: the history's checkpoints share every chunk the steps in
+/// between left alone (a delayed eval's timer, say, waits for minutes), so
+/// a checkpoint costs only the part of the queue that changed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EventQueue<E> {
     #[serde(with = "as_pairs")]
     #[serde(bound(serialize = "E: Serialize", deserialize = "E: Deserialize<'de>"))]
-    events: BTreeMap<(Tick, u64), E>,
+    events: ChunkMap<(Tick, u64), E>,
     next_seq: u64,
 }
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
-            events: BTreeMap::new(),
+            events: ChunkMap::new(),
             next_seq: 0,
         }
     }
 }
 
 impl<E> EventQueue<E> {
-    /// Schedules `event` at `tick`, after every event already scheduled there.
-    pub fn push(&mut self, tick: Tick, event: E) -> u64 {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.events.insert((tick, seq), event);
-        seq
-    }
-
     /// The tick of the next event, if any.
     pub fn peek_tick(&self) -> Option<Tick> {
         self.events.keys().next().map(|(tick, _)| *tick)
-    }
-
-    /// Removes and returns the next event.
-    pub fn pop(&mut self) -> Option<(Tick, E)> {
-        self.events
-            .pop_first()
-            .map(|((tick, _), event)| (tick, event))
     }
 
     /// How many events wait.
@@ -64,6 +52,23 @@ impl<E> EventQueue<E> {
     pub fn iter(&self) -> impl Iterator<Item = (Tick, &E)> {
         self.events.iter().map(|((tick, _), event)| (*tick, event))
     }
+}
+
+impl<E: Clone> EventQueue<E> {
+    /// Schedules `event` at `tick`, after every event already scheduled there.
+    pub fn push(&mut self, tick: Tick, event: E) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.events.insert((tick, seq), event);
+        seq
+    }
+
+    /// Removes and returns the next event.
+    pub fn pop(&mut self) -> Option<(Tick, E)> {
+        self.events
+            .pop_first()
+            .map(|((tick, _), event)| (tick, event))
+    }
 
     /// Drops every event for which `keep` is false.
     pub fn retain(&mut self, mut keep: impl FnMut(&E) -> bool) {
@@ -75,11 +80,11 @@ impl<E> EventQueue<E> {
 /// (JSON object keys must be strings).
 mod as_pairs {
     use super::Tick;
+    use crate::sim::chunk_map::ChunkMap;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
-    use std::collections::BTreeMap;
 
     pub fn serialize<E: Serialize, S: Serializer>(
-        map: &BTreeMap<(Tick, u64), E>,
+        map: &ChunkMap<(Tick, u64), E>,
         s: S,
     ) -> Result<S::Ok, S::Error> {
         s.collect_seq(map.iter())
@@ -87,7 +92,7 @@ mod as_pairs {
 
     pub fn deserialize<'de, E: Deserialize<'de>, D: Deserializer<'de>>(
         d: D,
-    ) -> Result<BTreeMap<(Tick, u64), E>, D::Error> {
+    ) -> Result<ChunkMap<(Tick, u64), E>, D::Error> {
         let pairs: Vec<((Tick, u64), E)> = Vec::deserialize(d)?;
         Ok(pairs.into_iter().collect())
     }
@@ -107,5 +112,35 @@ mod tests {
         assert_eq!(queue.pop(), Some((5, "b")));
         assert_eq!(queue.pop(), Some((5, "c")));
         assert_eq!(queue.pop(), None);
+    }
+
+    /// A clone (a history checkpoint) keeps its events while the queue
+    /// pops, pushes and drops events; both keep their order.
+    #[test]
+    fn a_clone_keeps_its_events_while_the_queue_moves_on() {
+        let mut queue = EventQueue::default();
+        for i in 0..200u64 {
+            queue.push(i % 7, i);
+        }
+        let checkpoint = queue.clone();
+        assert_eq!(queue.pop(), Some((0, 0)));
+        queue.retain(|event| event % 2 == 0);
+        queue.push(3, 1000);
+        assert_eq!(checkpoint.len(), 200);
+        assert_eq!(queue.len(), 100);
+        let ticks: Vec<u64> = checkpoint.iter().map(|(tick, _)| tick).collect();
+        assert!(ticks.windows(2).all(|pair| pair[0] <= pair[1]));
+        let mut last = (0, 0);
+        let mut popped = 0;
+        while let Some((tick, event)) = queue.pop() {
+            assert!(event % 2 == 0);
+            assert!(tick >= last.0);
+            last = (tick, event);
+            popped += 1;
+        }
+        assert_eq!(popped, 100);
+        let json = serde_json::to_string(&checkpoint).expect("serialize");
+        let back: EventQueue<u64> = serde_json::from_str(&json).expect("deserialize");
+        assert_eq!(back, checkpoint);
     }
 }

@@ -332,3 +332,44 @@ test('from 1280 px down to a 1024 px laptop the page never scrolls sideways', as
     await context.close();
   }
 });
+
+// Above 50 nodes the cluster draws one dense row per node (composite light, alloc strip) and the
+// cluster and the call dock draw only the rows in and near view; the rows keep a keyboard path.
+test('above 50 nodes the cluster and the dock draw dense rows, only those in view, with a keyboard path', async () => {
+  const { bigScenario } = require('./bench/big-scenario');
+  const { page, errors, context } = await openPage(browser, '/', { viewport: { width: 1440, height: 900 } });
+  await page.getByTestId('lessons').waitFor();
+  await page.getByTestId('scenario-input').fill(JSON.stringify(bigScenario(60, 120)));
+  await page.getByTestId('scenario-open').click();
+  await page.getByTestId('cluster').waitFor();
+  await page.getByTestId('step').click();
+  await waitForStep(page, 1);
+  const first = page.getByTestId('node-node-000');
+  await first.locator('[data-testid^="alloc-"][data-client-status]').first().waitFor();
+  const rows = await page.locator('.node-row').count();
+  assert.ok(rows > 0 && rows < 60, `${rows} of 60 rows drawn`);
+  assert.equal(await page.getByTestId('node-node-059').count(), 0, 'the last row is not drawn yet');
+  assert.ok(await page.locator('.dock-row').count() < 60, 'the dock draws only some rows');
+  // Scrolling the list draws the rows scrolled to.
+  await page.getByTestId('online-zone').evaluate((zone) => { zone.scrollTop = zone.scrollHeight; });
+  await page.getByTestId('node-node-059').waitFor();
+  assert.equal(await page.getByTestId('node-node-059').getAttribute('data-status'), 'ready');
+  await page.getByTestId('online-zone').evaluate((zone) => { zone.scrollTop = 0; });
+  await first.waitFor();
+  // ↓ moves to the next row, Enter opens the node in the inspector, whose alloc buttons stand in
+  // for the strip's small cells; `o` cuts the link without dragging.
+  await first.focus();
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('data-testid')), 'node-node-001');
+  await page.keyboard.press('Enter');
+  const detail = page.getByTestId('node-detail');
+  await detail.waitFor();
+  await detail.locator('.node-allocs button').first().click();
+  await page.getByTestId('alloc-detail').waitFor();
+  await page.getByTestId('node-node-001').focus();
+  await page.keyboard.press('o');
+  await page.locator('[data-testid="offline-zone"] [data-testid="node-node-001"]').waitFor();
+  assert.equal(await page.getByTestId('node-node-001').getAttribute('data-link'), 'down');
+  assert.deepEqual(errors, []);
+  await context.close();
+});

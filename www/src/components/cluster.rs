@@ -3,7 +3,7 @@
 
 use crate::state::{Action, AppState, Selection, Session};
 use nomad_playground::playground::Command;
-use nomad_playground::view::{AllocView, NodeView};
+use nomad_playground::view::{AllocView, NodeView, PlaygroundView};
 use std::sync::Arc;
 use yew::prelude::*;
 
@@ -16,6 +16,22 @@ pub struct ClusterPanelProps {
 
 const DRAG_TYPE: &str = "text/plain";
 
+/// Above this many nodes the cluster draws dense rows instead of cards, as
+/// Nomad's topology view switches (ui-design §4), and only the rows in and
+/// near the scrolled-to part of the list.
+pub const DENSE_ABOVE: usize = 50;
+/// The distance between two dense rows, in pixels (`.node-row` in style.css
+/// is 4 px shorter: the gap leaves room for the focus ring).
+const ROW_PITCH: i32 = 42;
+/// Rows drawn beyond the visible ones, above and below (each drawn row costs
+/// at every step: its TTL changes).
+const OVERSCAN_ROWS: i32 = 4;
+/// The scroll position is noted in steps of this many rows (a re-render each
+/// time it crosses one), under [`OVERSCAN_ROWS`].
+const SCROLL_ROWS: i32 = 3;
+/// Alloc cells a dense row draws before folding the rest into "+N".
+const STRIP_CELLS: usize = 24;
+
 /// The glyph of a node status light.
 pub fn status_glyph(status: &str) -> &'static str {
     match status {
@@ -24,6 +40,20 @@ pub fn status_glyph(status: &str) -> &'static str {
         "disconnected" => "⊘",
         "initializing" => "↪",
         _ => "•",
+    }
+}
+
+/// A dense row's one light: Nomad's composite order (down, draining,
+/// ineligible, then the status), with `disconnected` right after `down`.
+pub fn composite_light(node: &NodeView) -> (&'static str, &'static str) {
+    match node.status.as_str() {
+        "down" => ("down", status_glyph("down")),
+        "disconnected" => ("disconnected", status_glyph("disconnected")),
+        _ if node.draining => ("draining", "◷"),
+        _ if !node.eligible => ("ineligible", "⊝"),
+        "ready" => ("ready", status_glyph("ready")),
+        "initializing" => ("initializing", status_glyph("initializing")),
+        _ => ("other", status_glyph("")),
     }
 }
 
@@ -43,14 +73,28 @@ pub fn alloc_glyph(client_status: &str) -> &'static str {
 #[component]
 pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
     let state = props.state.clone();
+    // Dense mode: the online list's first visible row (in steps of
+    // `SCROLL_ROWS`) and how many rows it shows, once scrolled.
+    let scroll = use_state_eq(|| (0, 0));
+    let on_scroll = {
+        let scroll = scroll.clone();
+        Callback::from(move |event: Event| {
+            let element: web_sys::Element = event.target_unchecked_into();
+            scroll.set((
+                element.scroll_top() / ROW_PITCH / SCROLL_ROWS,
+                element.client_height() / ROW_PITCH + 1,
+            ));
+        })
+    };
     let session = state.session.get();
     let view = session.view();
+    let dense = view.nodes.len() > DENSE_ABOVE;
     // Each node with its position in the view's list (where its TTL is looked up).
     let (online, offline): (Vec<_>, Vec<_>) = view
         .nodes
         .iter()
         .enumerate()
-        .partition(|(_, node): &(usize, &NodeView)| node.link_up);
+        .partition(|(_, node): &(usize, &Arc<NodeView>)| node.link_up);
     let drop_to = |up: bool| {
         let state = state.clone();
         Callback::from(move |event: DragEvent| {
@@ -76,16 +120,45 @@ pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
     // Each card gets only its own part of the selection, so selecting
     // something re-renders the cards it concerns, not all of them.
     let dispatcher = state.dispatcher();
-    let card = |(index, node): &(usize, &NodeView)| {
+    let card = |(index, node): &(usize, &Arc<NodeView>), top: Option<i32>| {
         let selected_alloc = match &state.selection {
             Selection::Alloc(id) if node.allocs.iter().any(|a| &a.id == id) => Some(id.clone()),
             _ => None,
         };
         html! {
-            <NodeCard key={node.id.clone()} node={(*node).clone()} index={*index}
+            <NodeCard key={node.id.clone()} node={Arc::clone(node)} index={*index}
                       selected={matches!(&state.selection, Selection::Node(id) if *id == node.id)}
-                      {selected_alloc} dispatcher={dispatcher.clone()} />
+                      {selected_alloc} dispatcher={dispatcher.clone()} {dense} {top} />
         }
+    };
+    let online_rows = if dense {
+        // Rows sit at fixed places in a list as tall as all of them, and only
+        // those in and near view are drawn: a step re-renders a few dozen.
+        let (first, seen) = *scroll;
+        // Before the first scroll event the height is not known: the list is at
+        // most 70% of the window high (style.css).
+        let seen = if seen > 0 {
+            seen
+        } else {
+            (crate::components::sequence::window_height() * 0.7) as i32 / ROW_PITCH + 1
+        };
+        let from = usize::try_from(first * SCROLL_ROWS - OVERSCAN_ROWS).unwrap_or(0);
+        let to = usize::try_from((first * SCROLL_ROWS + seen + OVERSCAN_ROWS).max(0))
+            .unwrap_or(0)
+            .min(online.len());
+        let height = format!("height: {}px", online.len() as i32 * ROW_PITCH);
+        html! {
+            <div class="dense-rows" style={height}>
+                { for online.get(from..to).unwrap_or_default().iter().enumerate().map(|(k, entry)| {
+                    card(entry, Some((from + k) as i32 * ROW_PITCH))
+                }) }
+            </div>
+        }
+    } else {
+        online
+            .iter()
+            .map(|entry| card(entry, None))
+            .collect::<Html>()
     };
     let mut counts = [0; 6];
     for alloc in view.nodes.iter().flat_map(|n| n.allocs.iter()) {
@@ -100,13 +173,14 @@ pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
             // session from this context, so a card whose node is otherwise unchanged
             // is skipped and only its small TTL component renders.
             <ContextProvider<Session> context={state.session.clone()}>
-                <div class="online-zone" data-testid="online-zone" ondragover={allow_drop.clone()} ondrop={drop_to(true)}>
-                    { for online.iter().map(&card) }
+                <div class={classes!("online-zone", dense.then_some("dense"))} data-testid="online-zone"
+                     ondragover={allow_drop.clone()} ondrop={drop_to(true)} onscroll={dense.then_some(on_scroll)}>
+                    { online_rows }
                 </div>
                 <div class="offline-zone" data-testid="offline-zone" ondragover={allow_drop} ondrop={drop_to(false)}
                      aria-label="Offline: drop a node here to cut its link to the servers">
                     <div class="offline-label">{ "⊗ Offline — drop a node here to cut its link" }</div>
-                    { for offline.iter().map(&card) }
+                    { for offline.iter().map(|entry| card(entry, None)) }
                 </div>
             </ContextProvider<Session>>
             <Legend {counts} />
@@ -117,9 +191,9 @@ pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
 /// Properties of [`NodeCard`].
 #[derive(Properties)]
 pub struct NodeCardProps {
-    /// The node. Its heartbeat TTL is not part of the card's props (see
-    /// the `PartialEq` below): [`NodeTtl`] draws it.
-    pub node: NodeView,
+    /// The node (its heartbeat TTL is not part of it: [`NodeTtl`] draws
+    /// it). The same `Arc` while the node is unchanged.
+    pub node: Arc<NodeView>,
     /// The node's position in the view's node list (where [`NodeTtl`] looks first).
     pub index: usize,
     /// Whether the node is selected.
@@ -128,23 +202,23 @@ pub struct NodeCardProps {
     pub selected_alloc: Option<String>,
     /// Sends actions to the reducer.
     pub dispatcher: UseReducerDispatcher<AppState>,
+    /// Whether to draw a dense row (many nodes) rather than a card.
+    pub dense: bool,
+    /// A dense row's place in its list, in pixels from the top, when the
+    /// list is virtualised.
+    pub top: Option<i32>,
 }
 
 impl PartialEq for NodeCardProps {
-    /// Everything but the node's TTL, which changes at every step.
+    /// The node by pointer first: an unchanged node is the same `Arc`.
     fn eq(&self, other: &Self) -> bool {
-        let (a, b) = (&self.node, &other.node);
-        a.id == b.id
-            && a.name == b.name
-            && a.status == b.status
-            && a.link_up == b.link_up
-            && a.eligible == b.eligible
-            && a.draining == b.draining
-            && a.allocs == b.allocs
+        (Arc::ptr_eq(&self.node, &other.node) || self.node == other.node)
             && self.index == other.index
             && self.selected == other.selected
             && self.selected_alloc == other.selected_alloc
             && self.dispatcher == other.dispatcher
+            && self.dense == other.dense
+            && self.top == other.top
     }
 }
 
@@ -180,6 +254,7 @@ pub fn NodeCard(props: &NodeCardProps) -> Html {
         let state = state.clone();
         let node_id = node_id.clone();
         let up = node.link_up;
+        let dense = props.dense;
         Callback::from(move |event: KeyboardEvent| {
             // `o` takes the node offline or back, without dragging (WCAG 2.5.7).
             if event.key() == "o" {
@@ -191,6 +266,8 @@ pub fn NodeCard(props: &NodeCardProps) -> Html {
                     Command::RestoreLink(node_id.clone())
                 };
                 state.dispatch(Action::Core(command));
+            } else if dense {
+                row_keydown(&event, &state, &node_id);
             }
         })
     };
@@ -202,6 +279,44 @@ pub fn NodeCard(props: &NodeCardProps) -> Html {
         })
     };
     let selected = props.selected;
+    if props.dense {
+        let (light, glyph) = composite_light(node);
+        let mut flags = String::new();
+        if node.draining {
+            flags.push_str(", draining");
+        }
+        if !node.eligible {
+            flags.push_str(", ineligible");
+        }
+        let link = if node.link_up { "up" } else { "down" };
+        let shown = node.allocs.len().min(STRIP_CELLS);
+        let selected_alloc = props.selected_alloc.as_deref();
+        return html! {
+            <article class={classes!("node", "node-row", format!("status-{}", node.status), selected.then_some("selected"), (!node.link_up).then_some("link-down"))}
+                     style={props.top.map(|top| format!("top: {top}px"))}
+                     data-testid={format!("node-{}", node.id)}
+                     data-status={node.status.clone()}
+                     data-link={link}
+                     draggable="true" ondragstart={on_drag_start} tabindex="0" onkeydown={on_key}
+                     aria-label={format!("node {}, {}{flags}, link {link}, {} allocations", node.name, node.status, node.allocs.len())}>
+                <div class="node-head" onclick={select}>
+                    <span class={classes!("status-light", format!("light-{light}"))} aria-hidden="true" title={light}>{ glyph }</span>
+                    <span class="node-name">{ &node.name }</span>
+                    <span class="node-status" data-testid="node-status">{ &node.status }</span>
+                    <NodeTtl node_id={node.id.clone()} index={props.index} />
+                    <button class="link-toggle" data-testid="link-toggle" onclick={toggle_link}
+                            title={if node.link_up { "Cut link" } else { "Restore link" }}
+                            aria-label={format!("{} of {}", if node.link_up { "Cut link" } else { "Restore link" }, node.name)}>
+                        { if node.link_up { "✂" } else { "↺" } }
+                    </button>
+                </div>
+                <div class="alloc-strip">
+                    { for node.allocs[..shown].iter().map(|alloc| alloc_cell(alloc, state, selected_alloc == Some(alloc.id.as_str()))) }
+                    { if shown < node.allocs.len() { html!{ <span class="strip-more">{ format!("+{}", node.allocs.len() - shown) }</span> } } else { html!{} } }
+                </div>
+            </article>
+        };
+    }
     html! {
         <article class={classes!("node", format!("status-{}", node.status), selected.then_some("selected"), (!node.link_up).then_some("link-down"))}
                  data-testid={format!("node-{}", node.id)}
@@ -230,6 +345,63 @@ pub fn NodeCard(props: &NodeCardProps) -> Html {
     }
 }
 
+/// Keys on a dense row: Enter selects the node, ↑ ↓ move to the row above
+/// or below (the rows next to a focused one are always drawn).
+fn row_keydown(event: &KeyboardEvent, state: &UseReducerDispatcher<AppState>, node_id: &str) {
+    use wasm_bindgen::JsCast;
+    // Only keys on the row itself, not on its buttons.
+    let Some(row) = event
+        .target()
+        .and_then(|target| target.dyn_into::<web_sys::HtmlElement>().ok())
+        .filter(|element| {
+            element
+                .class_name()
+                .split(' ')
+                .any(|class| class == "node-row")
+        })
+    else {
+        return;
+    };
+    let next = match event.key().as_str() {
+        "Enter" => {
+            state.dispatch(Action::Select(Selection::Node(node_id.to_string())));
+            None
+        }
+        "ArrowDown" => row.next_element_sibling(),
+        "ArrowUp" => row.previous_element_sibling(),
+        _ => return,
+    };
+    event.prevent_default();
+    if let Some(next) = next.and_then(|next| next.dyn_into::<web_sys::HtmlElement>().ok()) {
+        let _ = next.focus();
+    }
+}
+
+/// One allocation as a small cell of a dense row's strip: its status is its
+/// fill and its accessible name (the inspector's node tab lists the same
+/// allocs as full-size buttons).
+fn alloc_cell(alloc: &AllocView, state: &UseReducerDispatcher<AppState>, selected: bool) -> Html {
+    let select = {
+        let state = state.clone();
+        let alloc_id = alloc.id.clone();
+        Callback::from(move |_: MouseEvent| {
+            state.dispatch(Action::Select(Selection::Alloc(alloc_id.clone())))
+        })
+    };
+    let stopping = alloc.desired_status != "run";
+    html! {
+        <button key={alloc.id.as_str()} tabindex="-1"
+            class={classes!("cell", format!("client-{}", alloc.client_status), stopping.then_some("desired-stop"), selected.then_some("selected"), alloc.canary.then_some("canary"))}
+            data-testid={format!("alloc-{}", alloc.id)}
+            data-client-status={alloc.client_status.clone()}
+            data-desired-status={alloc.desired_status.clone()}
+            data-health={alloc.deployment_health.clone()}
+            onclick={select}
+            aria-label={format!("{} {}, client {}, desired {}", alloc.name, alloc.short_id, alloc.client_status, alloc.desired_status)}
+            title={format!("{} · {} · client {} · desired {} · v{}", alloc.name, alloc.short_id, alloc.client_status, alloc.desired_status, alloc.job_version)} />
+    }
+}
+
 /// Properties of [`NodeTtl`].
 #[derive(Properties, PartialEq)]
 pub struct NodeTtlProps {
@@ -246,17 +418,28 @@ pub fn NodeTtl(props: &NodeTtlProps) -> Html {
     let session = use_context::<Session>();
     let ttl = session.and_then(|session| {
         let playground = session.get();
-        let nodes = &playground.view().nodes;
-        let node = match nodes.get(props.index) {
-            Some(node) if node.id == props.node_id => Some(node),
-            _ => nodes.iter().find(|node| node.id == props.node_id),
-        };
-        node.and_then(|node| node.ttl_left_ms)
+        let view = playground.view();
+        node_ttl(view, props.index, &props.node_id)
     });
-    let text = ttl
-        .map(|ms| format!("TTL {:.1}s", ms as f64 / 1000.0))
-        .unwrap_or_default();
-    html! { <span class="node-ttl mono" data-testid="node-ttl">{ text }</span> }
+    // (Dense rows hide the word "TTL" to save room; the title says it.)
+    match ttl {
+        Some(ms) => html! {
+            <span class="node-ttl mono" data-testid="node-ttl" title="heartbeat TTL left">
+                <span class="ttl-word">{ "TTL " }</span>{ format!("{:.1}s", ms as f64 / 1000.0) }
+            </span>
+        },
+        None => html! { <span class="node-ttl mono" data-testid="node-ttl"></span> },
+    }
+}
+
+/// The heartbeat TTL of node `id`, looked up first at `index` (its
+/// position in the view's node list when its card rendered).
+pub fn node_ttl(view: &PlaygroundView, index: usize, id: &str) -> Option<u64> {
+    let index = match view.nodes.get(index) {
+        Some(node) if node.id == id => index,
+        _ => view.nodes.iter().position(|node| node.id == id)?,
+    };
+    view.node_ttls.get(index).copied().flatten()
 }
 
 /// Properties of [`AllocList`].

@@ -54,7 +54,11 @@ pub fn Inspector(props: &InspectorProps) -> Html {
             }
         },
         Selection::Node(id) => match view.nodes.iter().find(|n| &n.id == id) {
-            Some(node) => node_detail(node),
+            Some(node) => node_detail(
+                node,
+                crate::components::cluster::node_ttl(view, 0, &node.id),
+                &state,
+            ),
             None => html! { <p class="hint">{ "That node does not exist." }</p> },
         },
     };
@@ -178,18 +182,37 @@ fn alloc_detail(alloc: &AllocView, evals: &[EvalView], state: &UseReducerHandle<
     }
 }
 
-fn node_detail(node: &NodeView) -> Html {
+fn node_detail(
+    node: &NodeView,
+    ttl_left_ms: Option<u64>,
+    state: &UseReducerHandle<AppState>,
+) -> Html {
+    // Each alloc as a full-size button: dense cluster rows draw them as small cells.
+    let allocs = node.allocs.iter().map(|alloc| {
+        let state = state.clone();
+        let target = alloc.id.clone();
+        let onclick = Callback::from(move |_: MouseEvent| {
+            state.dispatch(Action::Select(Selection::Alloc(target.clone())))
+        });
+        html! {
+            <li><button class="link-button" {onclick}>
+                <span class={classes!("swatch", format!("client-{}", alloc.client_status))} aria-hidden="true">{ alloc_glyph(&alloc.client_status) }</span>
+                { &alloc.name }{ " " }<code>{ &alloc.short_id }</code>{ " " }{ &alloc.client_status }
+            </button></li>
+        }
+    });
     html! {
         <div class="node-detail" data-testid="node-detail">
             <header>{ &node.name }{ " " }<code>{ &node.id }</code></header>
             <dl class="pairs">
                 <dt>{ "Status" }</dt><dd>{ &node.status }</dd>
                 <dt>{ "Link" }</dt><dd>{ if node.link_up { "up" } else { "cut by you" } }</dd>
-                <dt>{ "Heartbeat TTL left" }</dt><dd>{ node.ttl_left_ms.map(|ms| format!("{:.1}s", ms as f64 / 1000.0)).unwrap_or_else(|| "—".into()) }</dd>
+                <dt>{ "Heartbeat TTL left" }</dt><dd>{ ttl_left_ms.map(|ms| format!("{:.1}s", ms as f64 / 1000.0)).unwrap_or_else(|| "—".into()) }</dd>
                 <dt>{ "Eligible" }</dt><dd>{ node.eligible }</dd>
                 <dt>{ "Draining" }</dt><dd>{ node.draining }</dd>
                 <dt>{ "Allocations" }</dt><dd>{ node.allocs.len() }</dd>
             </dl>
+            <ul class="node-allocs" aria-label="allocations on the node">{ for allocs }</ul>
         </div>
     }
 }

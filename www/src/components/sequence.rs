@@ -18,7 +18,8 @@ const ROW_HEIGHT: f64 = 26.0;
 const HEAD_HEIGHT: f64 = 30.0;
 
 /// How far beyond the visible part of the diagram rows are drawn, in pixels.
-const OVERSCAN: f64 = 400.0;
+/// (At 200 nodes a step replaces every visible row: each drawn row costs.)
+const OVERSCAN: f64 = 200.0;
 /// The scroll position is noted in steps of this many pixels (a re-render
 /// each time it crosses one), well under [`OVERSCAN`].
 const SCROLL_STEP: i32 = 100;
@@ -64,13 +65,29 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
     let shift = ROW_HEIGHT * hidden as f64;
     let (top, seen) = *scroll;
     let top = f64::from(top * SCROLL_STEP);
-    // Before the first scroll event the height is not known: assume a tall window.
-    let seen = if seen > 0 { f64::from(seen) } else { 1200.0 };
+    // Before the first scroll event the height is not known: the scroll box is
+    // at most 60% of the window high (style.css).
+    let seen = if seen > 0 {
+        f64::from(seen)
+    } else {
+        window_height() * 0.6
+    };
     let (from, to) = (top - OVERSCAN, top + seen + OVERSCAN);
-    let dispatcher = state.dispatcher();
+    // One click handler for all rows: the row clicked names its step.
+    let jump = {
+        let state = state.dispatcher();
+        Callback::from(move |event: MouseEvent| {
+            if let Some(step) = clicked_step(&event) {
+                state.dispatch(Action::Core(Command::JumpTo(step)));
+            }
+        })
+    };
     // A wrapped label makes its row taller by its extra lines, and moves the rows below it down.
+    // The rows drawn are written as SVG markup and handed to the browser in one piece: at 200
+    // nodes a step replaces every visible row, and parsing them costs far less than building
+    // them element by element.
     let mut extra = 0.0;
-    let mut rows = Vec::new();
+    let mut rows = String::new();
     for (index, event) in view.sequence.iter().enumerate() {
         let index = hidden + index;
         let (x1, x2) = (lane_x(&event.from), lane_x(&event.to));
@@ -78,10 +95,7 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
         let y = HEAD_HEIGHT + ROW_HEIGHT * (index as f64 + 0.7) + extra + grow / 2.0;
         extra += grow;
         if (from..=to).contains(&(y - shift)) {
-            rows.push(html! {
-                <SeqRow key={index} event={event.clone()} {x1} {x2} {y} {width} current={event.step == view.step}
-                        dispatcher={dispatcher.clone()} />
-            });
+            row_markup(&mut rows, event, x1, x2, y, width, event.step == view.step);
         }
     }
     let height = HEAD_HEIGHT + ROW_HEIGHT * (view.sequence.len() as f64 + 1.0) + extra;
@@ -92,13 +106,26 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
                 <svg width={width.to_string()} height={height.to_string()} role="img"
                      aria-label={format!("sequence diagram with {} events", view.sequence.len())}>
                     <SeqLanes lanes={lanes.clone()} {height} />
-                    <g transform={format!("translate(0,{})", -shift)}>
-                        { for rows }
+                    <g transform={format!("translate(0,{})", -shift)} onclick={jump}>
+                        { Html::from_html_unchecked(AttrValue::from(rows)) }
                     </g>
                 </svg>
             </div>
         </section>
     }
+}
+
+/// The browser window's inner height in pixels (1200 outside a browser).
+pub fn window_height() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    if let Some(height) = gloo::utils::window()
+        .inner_height()
+        .ok()
+        .and_then(|height| height.as_f64())
+    {
+        return height;
+    }
+    1200.0
 }
 
 /// Properties of [`SeqLanes`].
@@ -124,20 +151,6 @@ fn SeqLanes(props: &SeqLanesProps) -> Html {
             }
         }) }
     }
-}
-
-/// Properties of [`SeqRow`].
-#[derive(Properties, PartialEq)]
-struct SeqRowProps {
-    event: SeqEventView,
-    x1: f64,
-    x2: f64,
-    y: f64,
-    /// The diagram's width (labels stay inside it).
-    width: f64,
-    /// Whether the event belongs to the current step.
-    current: bool,
-    dispatcher: UseReducerDispatcher<AppState>,
 }
 
 /// Width of one character of the diagram's 11 px monospace font, rounded
@@ -222,80 +235,129 @@ fn wrap(text: &str, per_line: usize) -> Vec<String> {
     lines
 }
 
-/// A label's `<text>`: one line, or one `<tspan>` per line of a wrapped label,
-/// centred on `y`.
-fn label_text(label: &str, x1: f64, x2: f64, y: f64, width: f64) -> Html {
-    let (x, anchor, lines) = place_label(label, x1, x2, width);
-    let x = x.to_string();
-    if lines.len() == 1 {
-        return html! { <text x={x} y={y.to_string()} text-anchor={anchor}>{ label }</text> };
-    }
-    let first = y - LINE_HEIGHT * (lines.len() - 1) as f64 / 2.0;
-    html! {
-        <text x={x.clone()} y={first.to_string()} text-anchor={anchor}>
-            { for lines.into_iter().enumerate().map(|(i, line)| html! {
-                <tspan x={x.clone()} dy={if i == 0 { "0".to_string() } else { LINE_HEIGHT.to_string() }}>{ line }</tspan>
-            }) }
-        </text>
+/// The step named by the row an event happened in (`data-step`).
+fn clicked_step(event: &MouseEvent) -> Option<usize> {
+    use wasm_bindgen::JsCast;
+    let target = event.target()?.dyn_into::<web_sys::Element>().ok()?;
+    let row = target.closest("[data-step]").ok()??;
+    row.get_attribute("data-step")?.parse().ok()
+}
+
+/// Escapes text for SVG markup (content and attribute values).
+fn escape_into(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(c),
+        }
     }
 }
 
-/// One arrow (or a note on one lane) of the diagram.
-#[component]
-fn SeqRow(props: &SeqRowProps) -> Html {
-    let SeqRowProps {
-        event,
-        x1,
-        x2,
-        y,
-        width,
-        ..
-    } = props;
-    let (x1, x2, y, width) = (*x1, *x2, *y, *width);
-    let jump = {
-        let state = props.dispatcher.clone();
-        let step = event.step;
-        Callback::from(move |_: MouseEvent| state.dispatch(Action::Core(Command::JumpTo(step))))
-    };
-    let class = classes!(
-        "seq-event",
-        format!("seq-{}", event.kind),
-        props.current.then_some("current")
+/// A label's `<text>`: one line, or one `<tspan>` per line of a wrapped
+/// label, centred on `y`.
+fn label_markup(out: &mut String, label: &str, x1: f64, x2: f64, y: f64, width: f64) {
+    use std::fmt::Write;
+    let (x, anchor, lines) = place_label(label, x1, x2, width);
+    if lines.len() == 1 {
+        let _ = write!(out, r#"<text x="{x}" y="{y}" text-anchor="{anchor}">"#);
+        escape_into(out, label);
+        out.push_str("</text>");
+        return;
+    }
+    let first = y - LINE_HEIGHT * (lines.len() - 1) as f64 / 2.0;
+    let _ = write!(out, r#"<text x="{x}" y="{first}" text-anchor="{anchor}">"#);
+    for (i, line) in lines.iter().enumerate() {
+        let dy = if i == 0 { 0.0 } else { LINE_HEIGHT };
+        let _ = write!(out, r#"<tspan x="{x}" dy="{dy}">"#);
+        escape_into(out, line);
+        out.push_str("</tspan>");
+    }
+    out.push_str("</text>");
+}
+
+/// One arrow (or a note on one lane) of the diagram, as SVG markup; clicking
+/// it jumps to its step.
+fn row_markup(
+    out: &mut String,
+    event: &SeqEventView,
+    x1: f64,
+    x2: f64,
+    y: f64,
+    width: f64,
+    current: bool,
+) {
+    use std::fmt::Write;
+    let _ = write!(
+        out,
+        r#"<g class="seq-event seq-{}{}" data-testid="seq-event" data-step="{}" role="button" aria-label=""#,
+        event.kind,
+        if current { " current" } else { "" },
+        event.step
     );
-    let label = format!("{} {}", event.time, event.label);
+    escape_into(out, &event.time);
+    out.push(' ');
+    escape_into(out, &event.label);
+    out.push_str(r#"">"#);
     if x1 == x2 {
-        html! {
-            <g {class} onclick={jump} data-testid="seq-event" role="button" aria-label={label.clone()}>
-                <circle cx={x1.to_string()} cy={y.to_string()} r="4" />
-                { label_text(&event.label, x1, x2, y + 4.0, width) }
-                <title>{ label }</title>
-            </g>
-        }
+        let _ = write!(out, r#"<circle cx="{x1}" cy="{y}" r="4"/>"#);
+        label_markup(out, &event.label, x1, x2, y + 4.0, width);
     } else {
         let direction = if x2 > x1 { -1.0 } else { 1.0 };
-        let head = format!(
-            "{},{} {},{} {},{}",
-            x2,
-            y,
-            x2 + 7.0 * direction,
+        let tip = x2 + 7.0 * direction;
+        let _ = write!(
+            out,
+            r#"<line x1="{x1}" y1="{y}" x2="{x2}" y2="{y}"/><polygon points="{x2},{y} {tip},{} {tip},{}"/>"#,
             y - 4.0,
-            x2 + 7.0 * direction,
             y + 4.0
         );
-        html! {
-            <g {class} onclick={jump} data-testid="seq-event" role="button" aria-label={label.clone()}>
-                <line x1={x1.to_string()} y1={y.to_string()} x2={x2.to_string()} y2={y.to_string()} />
-                <polygon points={head} />
-                { label_text(&event.label, x1, x2, y - 4.0, width) }
-                <title>{ label }</title>
-            </g>
-        }
+        label_markup(out, &event.label, x1, x2, y - 4.0, width);
     }
+    out.push_str("<title>");
+    escape_into(out, &event.time);
+    out.push(' ');
+    escape_into(out, &event.label);
+    out.push_str("</title></g>");
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_row_is_svg_markup_with_its_text_escaped_and_its_step() {
+        let event = SeqEventView {
+            step: 7,
+            time: "t=1.000s".into(),
+            from: "a".into(),
+            to: "b".into(),
+            label: "x <y> & \"z\"".into(),
+            kind: "call".into(),
+        };
+        let mut out = String::new();
+        row_markup(&mut out, &event, 75.0, 225.0, 40.0, 600.0, true);
+        assert!(
+            out.starts_with(
+                r#"<g class="seq-event seq-call current" data-testid="seq-event" data-step="7""#
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"aria-label="t=1.000s x &lt;y&gt; &amp; &quot;z&quot;""#),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"<line x1="75" y1="40" x2="225" y2="40"/>"#),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"<polygon points="225,40 218,36 218,44"/>"#),
+            "{out}"
+        );
+        assert!(out.ends_with("</title></g>"), "{out}");
+    }
 
     #[test]
     fn a_short_label_stays_on_one_line() {

@@ -70,8 +70,9 @@ struct TraceChunkProps {
     text: String,
 }
 
-/// A run of trace lines as one text node.
+/// A run of trace lines as one text node, in a block of its own: a step
+/// lays out the chunks it adds, not the whole trace.
 #[component]
 fn TraceChunk(props: &TraceChunkProps) -> Html {
-    html! { props.text.clone() }
+    html! { <span class="trace-chunk">{ props.text.clone() }</span> }
 }

@@ -1,0 +1,774 @@
+//! The allocs of one cluster reconciler run as a table in alloc ID order,
+//! and the reconciler's working sets as positions into it.
+//!
+//! One pass over the input reads each alloc once and keeps what the rules
+//! ask of it most (its classification, terminal flags, name index, task
+//! group) in a compact record; the sets of [`super::compute_group`] are then
+//! sorted lists of positions, so combining them compares integers and
+//! walking them reads the allocs only where a rule needs more. Positions
+//! follow ID order, and a group's set holds one alloc per ID, so every walk
+//! is in ID order as with [`AllocSet`].
+
+use super::super::alloc_set::{AllocSet, name_index};
+use super::super::filters::{
+    FilterContext, TaintedIndex, classify_alloc_on, id_prefix, plainly_running,
+};
+use super::super::reasons::{AllocCategory, ClassifyRule};
+use crate::model::{Allocation, ClientStatus};
+use std::cell::Cell;
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// What the rules read most of an input alloc, taken in one pass.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Facts {
+    /// The classification set (`classifyAllocs` on the input alloc).
+    pub cat: AllocCategory,
+    /// The classification rule.
+    pub rule: ClassifyRule,
+    /// `ServerTerminalStatus()`.
+    pub server_terminal: bool,
+    /// `TerminalStatus()`.
+    pub terminal: bool,
+    /// Client status `unknown`.
+    pub unknown: bool,
+    /// Running and wanted running, no reschedule transition (never
+    /// rescheduled).
+    pub plainly_running: bool,
+    /// The index in the alloc's name.
+    pub name_index: u32,
+    /// The task group, as an index into [`Table::group_names`].
+    group: u32,
+}
+
+/// The run's allocs in ID order (stable: of equal IDs, input order), with
+/// their [`Facts`].
+pub(super) struct Table<'a> {
+    /// Per row: the alloc.
+    allocs: Vec<&'a Arc<Allocation>>,
+    /// Per row: its position in the input.
+    order: Vec<u32>,
+    /// Per input alloc: its ID's prefix (see `id_prefix`).
+    prefixes: Vec<u128>,
+    /// Per row: what the rules read of the alloc.
+    facts: Vec<Facts>,
+    /// Per row: its reason record, one per distinct ID, in ID order.
+    slots: Vec<u32>,
+    /// The task group names, in the order first met.
+    group_names: Vec<&'a str>,
+    /// Whether some ID is held by more than one row.
+    has_duplicates: bool,
+    /// The row found by the last ID lookup (lookups mostly go forward).
+    hint: Cell<usize>,
+}
+
+/// The most ascending runs the sort merges (more are sorted).
+const MAX_RUNS: usize = 4;
+
+impl<'a> Table<'a> {
+    /// Reads `input` once and sorts it by ID. Returns the table and, per
+    /// distinct ID (reason record slot), a shared reference to its first
+    /// alloc, taken while the alloc is at hand.
+    pub fn build(
+        input: &'a [Arc<Allocation>],
+        cx: &FilterContext<'_>,
+    ) -> (Table<'a>, Vec<Arc<Allocation>>) {
+        let nodes = TaintedIndex::new(cx.tainted_nodes);
+        let n = input.len();
+        let mut group_names: Vec<&'a str> = Vec::new();
+        let mut prefixes: Vec<u128> = Vec::with_capacity(n);
+        let mut facts_in: Vec<Facts> = Vec::with_capacity(n);
+        let mut shared: Vec<Option<Arc<Allocation>>> = Vec::with_capacity(n);
+        let mut group = usize::MAX;
+        for a in input {
+            prefixes.push(id_prefix(&a.id));
+            shared.push(Some(Arc::clone(a)));
+            if group_names.get(group) != Some(&a.task_group.as_str()) {
+                group = match group_names.iter().position(|g| *g == a.task_group) {
+                    Some(g) => g,
+                    None => {
+                        group_names.push(&a.task_group);
+                        group_names.len() - 1
+                    }
+                };
+            }
+            let (cat, rule) = classify_alloc_on(a, nodes.get(&a.node_id), cx);
+            facts_in.push(Facts {
+                cat,
+                rule,
+                server_terminal: a.server_terminal_status(),
+                terminal: a.terminal_status(),
+                unknown: a.client_status == ClientStatus::Unknown,
+                plainly_running: plainly_running(a),
+                name_index: name_index(a),
+                group: group as u32,
+            });
+        }
+        let order = sort_order(&prefixes, input);
+        let mut table = Table {
+            allocs: Vec::with_capacity(n),
+            order: Vec::new(),
+            prefixes,
+            facts: Vec::with_capacity(n),
+            slots: Vec::with_capacity(n),
+            group_names,
+            has_duplicates: false,
+            hint: Cell::new(0),
+        };
+        let mut firsts = Vec::with_capacity(n);
+        let mut last: Option<usize> = None;
+        for &i in &order {
+            let i = i as usize;
+            let a = &input[i];
+            let same_id =
+                last.is_some_and(|l| table.prefixes[l] == table.prefixes[i] && input[l].id == a.id);
+            if !same_id {
+                firsts.extend(shared[i].take());
+            }
+            last = Some(i);
+            table.slots.push(firsts.len() as u32 - 1);
+            table.allocs.push(a);
+            table.facts.push(facts_in[i]);
+        }
+        table.has_duplicates = firsts.len() < n;
+        table.order = order;
+        (table, firsts)
+    }
+
+    /// The ID prefix of the alloc at row `k`.
+    fn prefix(&self, k: usize) -> u128 {
+        self.prefixes[self.order[k] as usize]
+    }
+
+    /// The alloc at `pos`.
+    #[inline]
+    pub fn alloc(&self, pos: u32) -> &'a Arc<Allocation> {
+        self.allocs[pos as usize]
+    }
+
+    /// The facts of the alloc at `pos`.
+    #[inline]
+    pub fn facts(&self, pos: u32) -> &Facts {
+        &self.facts[pos as usize]
+    }
+
+    /// The reason record of the alloc at `pos`.
+    #[inline]
+    pub fn slot(&self, pos: u32) -> usize {
+        self.slots[pos as usize] as usize
+    }
+
+    /// The allocs per task group name (`allocMatrix`); of allocs with
+    /// equal IDs in one group the later one stays.
+    pub fn matrix(&self) -> BTreeMap<&'a str, PosSet> {
+        if self.group_names.len() == 1 && !self.has_duplicates {
+            let all = PosSet {
+                pos: (0..self.allocs.len() as u32).collect(),
+                own: Vec::new(),
+            };
+            return BTreeMap::from([(self.group_names[0], all)]);
+        }
+        let mut sizes = vec![0usize; self.group_names.len()];
+        for f in &self.facts {
+            sizes[f.group as usize] += 1;
+        }
+        let mut sets: Vec<PosSet> = sizes.into_iter().map(PosSet::with_capacity).collect();
+        let n = self.allocs.len();
+        for k in 0..n {
+            let (slot, group) = (self.slots[k], self.facts[k].group);
+            let replaced = self.has_duplicates
+                && (k + 1..n)
+                    .take_while(|j| self.slots[*j] == slot)
+                    .any(|j| self.facts[j].group == group);
+            if !replaced {
+                sets[group as usize].push(k as u32);
+            }
+        }
+        self.group_names.iter().copied().zip(sets).collect()
+    }
+
+    /// The rows holding ID `id` (empty when none).
+    pub fn rows_of(&self, id: &str) -> std::ops::Range<usize> {
+        let n = self.allocs.len();
+        let p = id_prefix(id);
+        let is = |k: usize| self.prefix(k) == p && self.allocs[k].id == id;
+        let h = self.hint.get();
+        let start = [h, h + 1].into_iter().find(|k| *k < n && is(*k));
+        let start = start.or_else(|| {
+            // The first row whose (prefix, ID) is not below (p, id).
+            let (mut lo, mut hi) = (0, n);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                let below = match self.prefix(mid).cmp(&p) {
+                    Ordering::Less => true,
+                    Ordering::Greater => false,
+                    Ordering::Equal => self.allocs[mid].id.as_str() < id,
+                };
+                if below {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            (lo < n && is(lo)).then_some(lo)
+        });
+        let Some(mut start) = start else {
+            return 0..0;
+        };
+        // Equal IDs share a slot: back up to the first of them.
+        while start > 0 && self.slots[start - 1] == self.slots[start] {
+            start -= 1;
+        }
+        let mut end = start + 1;
+        while end < n && self.slots[end] == self.slots[start] {
+            end += 1;
+        }
+        self.hint.set(end - 1);
+        start..end
+    }
+
+    /// The reason record of ID `id`.
+    pub fn slot_of(&self, id: &str) -> Option<usize> {
+        let rows = self.rows_of(id);
+        (!rows.is_empty()).then(|| self.slots[rows.start] as usize)
+    }
+}
+
+/// The input positions in ID order (stable: equal IDs in input order),
+/// given each alloc's ID prefix. Input already in ID order is only
+/// checked; input that interleaves a few ascending runs (say originals and
+/// their replacements, each created in ID order) is dealt onto at most
+/// [`MAX_RUNS`] runs, which are then merged; anything else is sorted.
+fn sort_order(prefixes: &[u128], input: &[Arc<Allocation>]) -> Vec<u32> {
+    let n = prefixes.len();
+    // A total order: (prefix, ID, position); IDs are read only on equal
+    // prefixes.
+    let lt = |x: usize, y: usize| {
+        let (px, py) = (prefixes[x], prefixes[y]);
+        if px != py {
+            return px < py;
+        }
+        match input[x].id.cmp(&input[y].id) {
+            Ordering::Less => true,
+            Ordering::Greater => false,
+            Ordering::Equal => x < y,
+        }
+    };
+    if (1..n).all(|i| lt(i - 1, i)) {
+        return (0..n as u32).collect();
+    }
+    // Deal each alloc onto the first run whose last alloc sorts before it.
+    let mut run_of = vec![0u8; n];
+    let mut lasts: Vec<usize> = Vec::with_capacity(MAX_RUNS);
+    for (i, run) in run_of.iter_mut().enumerate() {
+        match (0..lasts.len()).find(|r| lt(lasts[*r], i)) {
+            Some(r) => {
+                *run = r as u8;
+                lasts[r] = i;
+            }
+            None if lasts.len() < MAX_RUNS => {
+                *run = lasts.len() as u8;
+                lasts.push(i);
+            }
+            None => {
+                let mut keyed: Vec<(u128, u32)> =
+                    (0..n as u32).map(|i| (prefixes[i as usize], i)).collect();
+                // The order is total, so an unstable sort is stable here.
+                keyed.sort_unstable_by(|x, y| {
+                    x.0.cmp(&y.0)
+                        .then_with(|| input[x.1 as usize].id.cmp(&input[y.1 as usize].id))
+                        .then(x.1.cmp(&y.1))
+                });
+                return keyed.into_iter().map(|(_, i)| i).collect();
+            }
+        }
+    }
+    // Merge the runs: each run's head walks the input over its own allocs.
+    let next_of = |r: usize, from: usize| (from..n).find(|i| run_of[*i] as usize == r).unwrap_or(n);
+    let mut heads: Vec<usize> = (0..lasts.len()).map(|r| next_of(r, 0)).collect();
+    let mut order = Vec::with_capacity(n);
+    while order.len() < n {
+        let mut best = usize::MAX;
+        for (r, h) in heads.iter().enumerate() {
+            if *h < n && (best == usize::MAX || lt(*h, heads[best])) {
+                best = r;
+            }
+        }
+        order.push(heads[best] as u32);
+        heads[best] = next_of(best, heads[best] + 1);
+    }
+    order
+}
+
+/// A set of one group's allocs as sorted table positions (so in ID order,
+/// one alloc per ID), the counterpart of [`AllocSet`] inside a run. A set
+/// may hold its own changed copy of an alloc (same ID) in place of the
+/// table's.
+#[derive(Debug, Clone, Default)]
+pub(super) struct PosSet {
+    /// The positions, ascending.
+    pos: Vec<u32>,
+    /// The set's own copies, by ascending position (each one in `pos`).
+    own: Vec<(u32, Arc<Allocation>)>,
+}
+
+impl PosSet {
+    /// An empty set.
+    pub fn new() -> Self {
+        PosSet::default()
+    }
+    /// An empty set with room for `n` allocs.
+    pub fn with_capacity(n: usize) -> Self {
+        PosSet {
+            pos: Vec::with_capacity(n),
+            own: Vec::new(),
+        }
+    }
+    /// The table's allocs at these positions (in any order, repeats once).
+    pub fn from_positions(mut pos: Vec<u32>) -> Self {
+        pos.sort_unstable();
+        pos.dedup();
+        PosSet {
+            pos,
+            own: Vec::new(),
+        }
+    }
+    /// Number of allocs.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.pos.len()
+    }
+    /// Whether the set is empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.pos.is_empty()
+    }
+    /// Appends the table's alloc at `pos`, which sorts after every entry.
+    #[inline(always)]
+    pub fn push(&mut self, pos: u32) {
+        debug_assert!(self.pos.last().is_none_or(|p| *p < pos));
+        self.pos.push(pos);
+    }
+    /// Appends the alloc at `pos` (the given copy, else the table's),
+    /// which sorts after every entry.
+    #[inline(always)]
+    pub fn push_with(&mut self, pos: u32, own: Option<Arc<Allocation>>) {
+        self.push(pos);
+        if let Some(a) = own {
+            self.own.push((pos, a));
+        }
+    }
+    /// The positions in order.
+    #[inline]
+    pub fn positions(&self) -> impl Iterator<Item = u32> + '_ {
+        self.pos.iter().copied()
+    }
+    /// The positions, each with the set's own copy if it has one.
+    #[inline]
+    pub fn iter_own(&self) -> impl Iterator<Item = (u32, Option<&Arc<Allocation>>)> + '_ {
+        let mut own = self.own.iter();
+        let mut next = own.next();
+        self.pos.iter().map(move |&p| match next {
+            Some((q, a)) if *q == p => {
+                next = own.next();
+                (p, Some(a))
+            }
+            _ => (p, None),
+        })
+    }
+    /// The positions and allocs (the set's own copy where it has one).
+    #[inline]
+    pub fn iter<'s, 'a: 's>(
+        &'s self,
+        t: &'s Table<'a>,
+    ) -> impl Iterator<Item = (u32, &'s Arc<Allocation>)> + 's {
+        self.iter_own()
+            .map(move |(p, own)| (p, own.unwrap_or(t.allocs[p as usize])))
+    }
+    #[inline]
+    fn find(&self, pos: u32) -> Result<usize, usize> {
+        self.pos.binary_search(&pos)
+    }
+    fn own_of(&self, pos: u32) -> Option<&Arc<Allocation>> {
+        if self.own.is_empty() {
+            return None;
+        }
+        let i = self.own.binary_search_by_key(&pos, |(p, _)| *p).ok()?;
+        Some(&self.own[i].1)
+    }
+    /// Whether the set holds the alloc at `pos`.
+    #[inline]
+    pub fn contains(&self, pos: u32) -> bool {
+        self.find(pos).is_ok()
+    }
+    /// [`PosSet::contains`] for callers that ask in ascending order: tries
+    /// the slot at `hint` and the next first, and leaves `hint` there.
+    #[inline]
+    pub fn contains_hinted(&self, pos: u32, hint: &mut usize) -> bool {
+        for i in [*hint, *hint + 1] {
+            if self.pos.get(i) == Some(&pos) {
+                *hint = i;
+                return true;
+            }
+        }
+        match self.find(pos) {
+            Ok(i) => {
+                *hint = i;
+                true
+            }
+            Err(_) => false,
+        }
+    }
+    /// The alloc of this set with ID `id`.
+    pub fn get_by_id<'s, 'a: 's>(
+        &'s self,
+        t: &'s Table<'a>,
+        id: &str,
+    ) -> Option<(u32, &'s Arc<Allocation>)> {
+        if id.is_empty() && t.allocs.first().is_none_or(|a| !a.id.is_empty()) {
+            return None;
+        }
+        let rows = t.rows_of(id);
+        rows.into_iter().find_map(|k| {
+            let p = k as u32;
+            self.contains(p)
+                .then(|| (p, self.own_of(p).unwrap_or(t.allocs[k])))
+        })
+    }
+    /// Adds the table's alloc at `pos` (in place of a copy).
+    pub fn insert(&mut self, pos: u32) {
+        if let Err(i) = self.find(pos) {
+            self.pos.insert(i, pos);
+        }
+        self.own.retain(|(p, _)| *p != pos);
+    }
+    /// Removes the alloc at `pos`.
+    pub fn remove(&mut self, pos: u32) {
+        if let Ok(i) = self.find(pos) {
+            self.pos.remove(i);
+            self.own.retain(|(p, _)| *p != pos);
+        }
+    }
+    /// The set's own copy of the alloc at `pos`, to change (made from the
+    /// table's alloc on first use); `None` when the set lacks it.
+    pub fn own_mut(&mut self, t: &Table<'_>, pos: u32) -> Option<&mut Allocation> {
+        if !self.contains(pos) {
+            return None;
+        }
+        let i = match self.own.binary_search_by_key(&pos, |(p, _)| *p) {
+            Ok(i) => i,
+            Err(i) => {
+                self.own
+                    .insert(i, (pos, Arc::clone(t.allocs[pos as usize])));
+                i
+            }
+        };
+        Some(Arc::make_mut(&mut self.own[i].1))
+    }
+    /// Removes the allocs whose positions are in `other`.
+    pub fn remove_all(&mut self, other: &PosSet) {
+        if other.is_empty() || self.is_empty() {
+            return;
+        }
+        let theirs = &other.pos;
+        if theirs.len().saturating_mul(8) <= self.pos.len() {
+            // A few: find them by search, then drop those slots.
+            let mut gone: Vec<usize> = theirs.iter().filter_map(|p| self.find(*p).ok()).collect();
+            gone.sort_unstable();
+            let (mut k, mut i) = (0, 0);
+            self.pos.retain(|_| {
+                let drop = gone.get(k) == Some(&i);
+                k += usize::from(drop);
+                i += 1;
+                !drop
+            });
+        } else {
+            let mut c = 0;
+            self.pos.retain(|p| {
+                while c < theirs.len() && theirs[c] < *p {
+                    c += 1;
+                }
+                !(c < theirs.len() && theirs[c] == *p)
+            });
+        }
+        if !self.own.is_empty() {
+            self.own.retain(|(p, _)| !other.contains(*p));
+        }
+    }
+    /// Adds `other`'s allocs; on equal positions `other`'s alloc wins.
+    pub fn union_with(&mut self, other: &PosSet) {
+        if other.is_empty() {
+            return;
+        }
+        let (a, b) = (&self.pos, &other.pos);
+        let mut out = Vec::with_capacity(a.len() + b.len());
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() && j < b.len() {
+            match a[i].cmp(&b[j]) {
+                Ordering::Less => {
+                    out.push(a[i]);
+                    i += 1;
+                }
+                Ordering::Greater => {
+                    out.push(b[j]);
+                    j += 1;
+                }
+                Ordering::Equal => {
+                    out.push(a[i]);
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        out.extend_from_slice(&a[i..]);
+        out.extend_from_slice(&b[j..]);
+        self.pos = out;
+        self.take_copies_of(other);
+    }
+    /// Replaces the allocs that `other` also holds by `other`'s; adds
+    /// nothing (`update`).
+    pub fn update(&mut self, other: &PosSet) {
+        if other.is_empty() {
+            return;
+        }
+        let mine = std::mem::take(&mut self.own);
+        self.own = mine
+            .into_iter()
+            .filter(|(p, _)| !other.contains(*p))
+            .chain(other.own.iter().filter(|(p, _)| self.contains(*p)).cloned())
+            .collect();
+        self.own.sort_by_key(|(p, _)| *p);
+    }
+    /// After `other`'s positions joined this set: `other`'s versions of
+    /// them replace this set's.
+    fn take_copies_of(&mut self, other: &PosSet) {
+        if self.own.is_empty() && other.own.is_empty() {
+            return;
+        }
+        let mine = std::mem::take(&mut self.own);
+        self.own = mine
+            .into_iter()
+            .filter(|(p, _)| !other.contains(*p))
+            .chain(other.own.iter().cloned())
+            .collect();
+        self.own.sort_by_key(|(p, _)| *p);
+    }
+    /// The allocs not in `other`.
+    pub fn difference(&self, other: &PosSet) -> PosSet {
+        let mut out = self.clone();
+        out.remove_all(other);
+        out
+    }
+    /// The allocs matching `keep` (given position and alloc).
+    pub fn filter(&self, t: &Table<'_>, mut keep: impl FnMut(u32, &Allocation) -> bool) -> PosSet {
+        let mut out = PosSet::new();
+        for (p, own) in self.iter_own() {
+            if keep(p, own.unwrap_or(t.allocs[p as usize])) {
+                out.push_with(p, own.cloned());
+            }
+        }
+        out
+    }
+    /// The allocs whose positions match `keep`, without reading allocs.
+    pub fn filter_pos(&self, mut keep: impl FnMut(u32) -> bool) -> PosSet {
+        if self.own.is_empty() {
+            return PosSet {
+                pos: self.pos.iter().copied().filter(|p| keep(*p)).collect(),
+                own: Vec::new(),
+            };
+        }
+        let mut out = PosSet::new();
+        for (p, own) in self.iter_own() {
+            if keep(p) {
+                out.push_with(p, own.cloned());
+            }
+        }
+        out
+    }
+    /// Splits into the allocs whose positions match `keep` and the others.
+    pub fn into_partition_pos(self, mut keep: impl FnMut(u32) -> bool) -> (PosSet, PosSet) {
+        let mut yes = PosSet::with_capacity(self.len());
+        let mut no = PosSet::new();
+        if self.own.is_empty() {
+            for p in self.pos {
+                if keep(p) {
+                    yes.pos.push(p);
+                } else {
+                    no.pos.push(p);
+                }
+            }
+            return (yes, no);
+        }
+        let mut own = self.own.into_iter().peekable();
+        for p in self.pos {
+            let copy = own.next_if(|(q, _)| *q == p).map(|(_, a)| a);
+            if keep(p) {
+                yes.push_with(p, copy);
+            } else {
+                no.push_with(p, copy);
+            }
+        }
+        (yes, no)
+    }
+    /// The allocs of this set whose IDs are in `keys` (`fromKeys`).
+    pub fn with_ids(&self, t: &Table<'_>, keys: &[String]) -> PosSet {
+        if keys.is_empty() {
+            return PosSet::new();
+        }
+        let mut wanted: Vec<u32> = keys
+            .iter()
+            .filter_map(|k| self.get_by_id(t, k).map(|(p, _)| p))
+            .collect();
+        wanted.sort_unstable();
+        self.filter_pos(|p| wanted.binary_search(&p).is_ok())
+    }
+    /// The name index of each alloc (of the set's own copy where it has one).
+    pub fn name_indexes<'s>(&'s self, t: &'s Table<'_>) -> impl Iterator<Item = u32> + 's {
+        self.iter_own().map(|(p, own)| match own {
+            Some(a) => name_index(a),
+            None => t.facts(p).name_index,
+        })
+    }
+    /// The allocs in name-index order (stable: ties in ID order), as
+    /// `nameOrder`.
+    pub fn name_order<'s, 'a: 's>(&'s self, t: &'s Table<'a>) -> Vec<(u32, &'s Arc<Allocation>)> {
+        let mut v: Vec<(u32, u32, &Arc<Allocation>)> = self
+            .name_indexes(t)
+            .zip(self.iter(t))
+            .map(|(i, (p, a))| (i, p, a))
+            .collect();
+        // Stable: equal indexes keep ID order.
+        v.sort_by_key(|(i, _, _)| *i);
+        v.into_iter().map(|(_, p, a)| (p, a)).collect()
+    }
+    /// The set as an [`AllocSet`] (shared allocs, for the few steps
+    /// written over allocs).
+    pub fn to_alloc_set(&self, t: &Table<'_>) -> AllocSet {
+        self.iter(t).map(|(_, a)| Arc::clone(a)).collect()
+    }
+}
+
+/// Calls `f` once per position of the union of `sets`, in any order.
+pub(super) fn union_positions(sets: &[&PosSet], mut f: impl FnMut(u32)) {
+    for (k, s) in sets.iter().enumerate() {
+        for p in s.positions() {
+            if !sets[..k].iter().any(|o| o.contains(p)) {
+                f(p);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Allocs with these IDs; `create_index` records the input position.
+    fn allocs(ids: &[String]) -> Vec<Arc<Allocation>> {
+        ids.iter()
+            .enumerate()
+            .map(|(i, id)| {
+                Arc::new(Allocation {
+                    id: id.clone(),
+                    create_index: i as u64,
+                    ..Default::default()
+                })
+            })
+            .collect()
+    }
+
+    /// `sort_order` orders like a stable sort by ID (of equal IDs the
+    /// earlier input first), whether the input is sorted, a few
+    /// interleaved runs (merged), or many runs (sorted).
+    #[test]
+    fn sort_order_is_a_stable_sort_by_id() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let mut cases = vec![
+            s(&["a0", "a1", "a2"]),
+            s(&["b0", "a0", "b1", "a1", "b2", "a2"]),
+            s(&["a1", "a2", "a1", "a3", "a2", "a1"]),
+            s(&["e", "d", "c", "b", "a"]),
+            s(&[
+                "0123456789abcdef-2",
+                "0123456789abcdef-1",
+                "0123456789abcdef",
+            ]),
+            s(&["", "x", "", "a"]),
+        ];
+        // Originals and replacements interleaved, as in the benchmark.
+        let mut v = Vec::new();
+        for i in 0..300 {
+            if (100..150).contains(&i) {
+                v.push(format!("repl-{i:05}"));
+            }
+            v.push(format!("alloc-{i:05}"));
+        }
+        cases.push(v);
+        // Pseudo-random IDs with repeats.
+        let mut x: u64 = 7;
+        cases.push(
+            (0..200)
+                .map(|_| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    format!("id-{}", (x >> 33) % 40)
+                })
+                .collect(),
+        );
+        for ids in cases {
+            let input = allocs(&ids);
+            let prefixes: Vec<u128> = input.iter().map(|a| id_prefix(&a.id)).collect();
+            let order = sort_order(&prefixes, &input);
+            let got: Vec<(String, u64)> = order
+                .iter()
+                .map(|i| {
+                    let a = &input[*i as usize];
+                    (a.id.clone(), a.create_index)
+                })
+                .collect();
+            let mut want: Vec<(String, u64)> = input
+                .iter()
+                .map(|a| (a.id.clone(), a.create_index))
+                .collect();
+            want.sort_by(|a, b| a.0.cmp(&b.0));
+            assert_eq!(got, want, "{ids:?}");
+        }
+    }
+
+    /// Lookups by ID find every row of an ID, in any order of asking.
+    #[test]
+    fn rows_of_finds_each_id() {
+        let ids: Vec<String> = [
+            "b",
+            "a",
+            "c",
+            "a",
+            "",
+            "0123456789abcdef-1",
+            "0123456789abcdef",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let input = allocs(&ids);
+        let rules = crate::reconciler::rules::ReconcilerRules::default();
+        let nodes = BTreeMap::new();
+        let cx = FilterContext {
+            tainted_nodes: &nodes,
+            now: crate::model::Time::ZERO,
+            rules: &rules,
+        };
+        let (t, firsts) = Table::build(&input, &cx);
+        assert_eq!(firsts.len(), 6, "one record per distinct ID");
+        for id in ids.iter().rev().chain(ids.iter()) {
+            let rows = t.rows_of(id);
+            let want = ids.iter().filter(|x| *x == id).count();
+            assert_eq!(rows.len(), want, "{id}");
+            assert!(rows.clone().all(|k| t.allocs[k].id == *id), "{id}");
+        }
+        assert!(t.rows_of("zz").is_empty());
+        assert!(t.rows_of("0").is_empty());
+    }
+}
