@@ -27,7 +27,7 @@ use crate::sim::chunk_map::{ChunkMap, ChunkVec};
 use crate::sim::net::CallId;
 use crate::sim::queue::Tick;
 use crate::sim::rng::Rng;
-use crate::sim::trace::{AllocChange, EvalCreated, GroupUpdates, TraceEvent};
+use crate::sim::trace::{EvalCreated, GroupUpdates, TraceEvent};
 use broker::Broker;
 use rpc::{Reply, Rpc};
 use serde::{Deserialize, Serialize};
@@ -568,14 +568,10 @@ impl Server {
             if let Some(allocs) = self.state.allocs_by_job.get_mut(&alloc.job_id) {
                 Arc::make_mut(allocs).remove(&alloc.id);
             }
-            out.push(ServerEffect::Trace(TraceEvent::AllocChanged(Box::new(
-                AllocChange {
-                    alloc: alloc.id.as_str().into(),
-                    name: alloc.name.as_str().into(),
-                    node: alloc.node_id.as_str().into(),
-                    detail: "garbage-collected".into(),
-                },
-            ))));
+            out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
+                &alloc,
+                "garbage-collected",
+            )));
             nodes.insert(alloc.node_id.clone());
         }
         for node in nodes {

@@ -26,7 +26,7 @@ use crate::model::{
     deployment::description,
 };
 use crate::sim::queue::Tick;
-use crate::sim::trace::{AllocChange, TraceEvent, short};
+use crate::sim::trace::{TraceEvent, short};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -711,16 +711,10 @@ impl Server {
                 };
                 alloc.modify_index = index;
                 alloc.modify_time = tick_time(now);
-                out.push(ServerEffect::Trace(TraceEvent::AllocChanged(Box::new(
-                    AllocChange {
-                        alloc: alloc.id.as_str().into(),
-                        name: alloc.name.as_str().into(),
-                        node: alloc.node_id.as_str().into(),
-                        detail: "desired transition reschedule (unhealthy in the deployment)"
-                            .to_string()
-                            .into(),
-                    },
-                ))));
+                out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
+                    &alloc,
+                    "desired transition reschedule (unhealthy in the deployment)",
+                )));
                 self.put_alloc(alloc);
             }
         }

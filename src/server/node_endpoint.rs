@@ -14,7 +14,7 @@ use crate::profile::UpdateAllocGate;
 use crate::sim::net::CallId;
 use crate::sim::queue::Tick;
 use crate::sim::rng::Rng;
-use crate::sim::trace::{AllocChange, NodeStatusChange, RpcName, TraceEvent, short};
+use crate::sim::trace::{NodeStatusChange, RpcName, TraceEvent, short};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -425,14 +425,10 @@ impl Server {
                 unblock = true;
             }
             if stored.client_status != reported {
-                out.push(ServerEffect::Trace(TraceEvent::AllocChanged(Box::new(
-                    AllocChange {
-                        alloc: stored.id.as_str().into(),
-                        name: stored.name.as_str().into(),
-                        node: stored.node_id.as_str().into(),
-                        detail: format!("client {} -> {}", stored.client_status, reported).into(),
-                    },
-                ))));
+                out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
+                    &stored,
+                    format!("client {} -> {}", stored.client_status, reported),
+                )));
             }
             written.push(format!("{}={}", short(&stored.id), reported));
             self.put_alloc(updated);

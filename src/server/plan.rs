@@ -12,7 +12,7 @@ use crate::model::{
     Allocation, ClientStatus, Deployment, DeploymentStatusUpdate, DesiredStatus, NodeStatus,
 };
 use crate::sim::queue::Tick;
-use crate::sim::trace::{AllocChange, TraceEvent, short};
+use crate::sim::trace::{TraceEvent, short};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -381,13 +381,8 @@ impl Server {
                                     } else {
                                         "updated".to_string()
                                     };
-                                    out.push(ServerEffect::Trace(TraceEvent::AllocChanged(
-                                        Box::new(AllocChange {
-                                            alloc: alloc.id.as_str().into(),
-                                            name: alloc.name.as_str().into(),
-                                            node: alloc.node_id.as_str().into(),
-                                            detail: detail.into(),
-                                        }),
+                                    out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
+                                        &alloc, detail,
                                     )));
                                 }
                                 None => {
@@ -406,38 +401,33 @@ impl Server {
                                         prev.modify_index = index;
                                         self.put_alloc(prev);
                                     }
-                                    out.push(ServerEffect::Trace(TraceEvent::AllocChanged(
-                                        Box::new(AllocChange {
-                                            alloc: alloc.id.as_str().into(),
-                                            name: alloc.name.as_str().into(),
-                                            node: alloc.node_id.as_str().into(),
-                                            detail: format!(
-                                                "placed v{}{}{}",
-                                                alloc.job_version(),
-                                                if alloc.previous_allocation.is_empty() {
-                                                    String::new()
-                                                } else {
-                                                    format!(
-                                                        ", replaces {}",
-                                                        short(&alloc.previous_allocation)
-                                                    )
-                                                },
-                                                if alloc.preempted_allocations.is_empty() {
-                                                    String::new()
-                                                } else {
-                                                    format!(
-                                                        ", preempts {}",
-                                                        alloc
-                                                            .preempted_allocations
-                                                            .iter()
-                                                            .map(|id| short(id).to_string())
-                                                            .collect::<Vec<_>>()
-                                                            .join(",")
-                                                    )
-                                                }
-                                            )
-                                            .into(),
-                                        }),
+                                    out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
+                                        &alloc,
+                                        format!(
+                                            "placed v{}{}{}",
+                                            alloc.job_version(),
+                                            if alloc.previous_allocation.is_empty() {
+                                                String::new()
+                                            } else {
+                                                format!(
+                                                    ", replaces {}",
+                                                    short(&alloc.previous_allocation)
+                                                )
+                                            },
+                                            if alloc.preempted_allocations.is_empty() {
+                                                String::new()
+                                            } else {
+                                                format!(
+                                                    ", preempts {}",
+                                                    alloc
+                                                        .preempted_allocations
+                                                        .iter()
+                                                        .map(|id| short(id).to_string())
+                                                        .collect::<Vec<_>>()
+                                                        .join(",")
+                                                )
+                                            }
+                                        ),
                                     )));
                                 }
                             }
@@ -471,21 +461,16 @@ impl Server {
                             alloc.modify_index = index;
                             alloc.alloc_modify_index = index;
                             alloc.modify_time = now_time;
-                            out.push(ServerEffect::Trace(TraceEvent::AllocChanged(Box::new(
-                                AllocChange {
-                                    alloc: alloc.id.as_str().into(),
-                                    name: alloc.name.as_str().into(),
-                                    node: alloc.node_id.as_str().into(),
-                                    detail: format!(
-                                        "desired stop{} ({})",
-                                        stop.client_status
-                                            .as_ref()
-                                            .map_or(String::new(), |s| format!(", client {s}")),
-                                        stop.description
-                                    )
-                                    .into(),
-                                },
-                            ))));
+                            out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
+                                &alloc,
+                                format!(
+                                    "desired stop{} ({})",
+                                    stop.client_status
+                                        .as_ref()
+                                        .map_or(String::new(), |s| format!(", client {s}")),
+                                    stop.description
+                                ),
+                            )));
                             self.put_alloc(alloc);
                             result.written += 1;
                             touched = true;
@@ -506,15 +491,10 @@ impl Server {
                             alloc.preempted_by_allocation = by.clone();
                             alloc.modify_index = index;
                             alloc.alloc_modify_index = index;
-                            out.push(ServerEffect::Trace(TraceEvent::AllocChanged(Box::new(
-                                AllocChange {
-                                    alloc: alloc.id.as_str().into(),
-                                    name: alloc.name.as_str().into(),
-                                    node: alloc.node_id.as_str().into(),
-                                    detail: format!("desired evict (preempted by {})", short(by))
-                                        .into(),
-                                },
-                            ))));
+                            out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
+                                &alloc,
+                                format!("desired evict (preempted by {})", short(by)),
+                            )));
                             if !preempting_jobs.contains(&alloc.job_id) {
                                 preempting_jobs.push(alloc.job_id.clone());
                             }

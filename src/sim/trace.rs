@@ -227,6 +227,18 @@ pub struct AllocChange {
     pub detail: Text,
 }
 
+impl TraceEvent {
+    /// A [`TraceEvent::AllocChanged`] about `alloc`.
+    pub fn alloc_changed(alloc: &crate::model::Allocation, detail: impl Into<Text>) -> Self {
+        TraceEvent::AllocChanged(Box::new(AllocChange {
+            alloc: alloc.id.as_str().into(),
+            name: alloc.name.as_str().into(),
+            node: alloc.node_id.as_str().into(),
+            detail: detail.into(),
+        }))
+    }
+}
+
 /// [`TraceEvent::EvalCreated`]: an eval was created.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvalCreated {

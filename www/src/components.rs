@@ -10,6 +10,7 @@ pub mod import;
 pub mod inspector;
 pub mod jobs;
 pub mod lessons;
+pub mod rows;
 pub mod script;
 pub mod scrubber;
 pub mod sequence;

@@ -20,7 +20,7 @@ use super::super::{Server, ServerEffect, tick_time};
 use super::watcher_description;
 use crate::model::{AllocDeploymentStatus, DeploymentStatus, deployment::description};
 use crate::sim::queue::Tick;
-use crate::sim::trace::{AllocChange, TraceEvent, short};
+use crate::sim::trace::{TraceEvent, short};
 use std::collections::BTreeSet;
 
 /// One operator call on a deployment.
@@ -359,18 +359,13 @@ impl Server {
             alloc.modify_time = now_time;
             alloc.modify_index = index;
             self.update_deployment_with_alloc(index, &mut alloc, Some(&old));
-            out.push(ServerEffect::Trace(TraceEvent::AllocChanged(Box::new(
-                AllocChange {
-                    alloc: alloc.id.as_str().into(),
-                    name: alloc.name.as_str().into(),
-                    node: alloc.node_id.as_str().into(),
-                    detail: format!(
-                        "deployment health set {} by the operator",
-                        if health { "healthy" } else { "unhealthy" }
-                    )
-                    .into(),
-                },
-            ))));
+            out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
+                &alloc,
+                format!(
+                    "deployment health set {} by the operator",
+                    if health { "healthy" } else { "unhealthy" }
+                ),
+            )));
             nodes.insert(alloc.node_id.clone());
             self.put_alloc(alloc);
         }

@@ -2,6 +2,7 @@
 //! send order; each can be held, delivered now, moved, delayed or dropped.
 
 use crate::components::cluster::DENSE_ABOVE;
+use crate::components::rows::RowWindow;
 use crate::state::{Action as UiAction, AppState};
 use nomad_playground::playground::Command;
 use nomad_playground::scenario::format::Action;
@@ -35,12 +36,12 @@ impl PartialEq for DockKeys {
     }
 }
 
-/// The distance between two rows of a virtualised dock, in pixels (`.dock-rows` in style.css).
-const ROW_PITCH: i32 = 44;
-/// Rows drawn beyond the visible ones, above and below.
-const OVERSCAN_ROWS: i32 = 4;
-/// The scroll position is noted in steps of this many rows, under [`OVERSCAN_ROWS`].
-const SCROLL_ROWS: i32 = 2;
+/// The layout of a virtualised dock (`.dock-rows` in style.css).
+const ROWS: RowWindow = RowWindow {
+    pitch: 44,
+    overscan: 4,
+    step: 2,
+};
 
 fn chip_testid(node: &str, id: &str) -> String {
     format!("call-{node}-{id}")
@@ -191,19 +192,9 @@ pub fn CallDock(props: &CallDockProps) -> Html {
             }
         });
     }
-    // Many nodes: the first visible row (in steps of `SCROLL_ROWS`) and
-    // how many rows show, once scrolled.
+    // Many nodes: where the list is scrolled.
     let scroll = use_state_eq(|| (0, 0));
-    let on_scroll = {
-        let scroll = scroll.clone();
-        Callback::from(move |event: Event| {
-            let element: web_sys::Element = event.target_unchecked_into();
-            scroll.set((
-                element.scroll_top() / ROW_PITCH / SCROLL_ROWS,
-                element.client_height() / ROW_PITCH + 1,
-            ));
-        })
-    };
+    let on_scroll = ROWS.on_scroll(scroll.clone());
     let session = state.session.get();
     let view = session.view();
     let dispatcher = state.dispatcher();
@@ -223,18 +214,14 @@ pub fn CallDock(props: &CallDockProps) -> Html {
     // Above `DENSE_ABOVE` nodes, rows sit at fixed places in a scrolling list
     // and only those in and near view are drawn.
     let rows = if view.nodes.len() > DENSE_ABOVE {
-        let (first, seen) = *scroll;
-        let seen = if seen > 0 { seen } else { 8 };
-        let from = usize::try_from(first * SCROLL_ROWS - OVERSCAN_ROWS).unwrap_or(0);
-        let to = usize::try_from((first * SCROLL_ROWS + seen + OVERSCAN_ROWS).max(0))
-            .unwrap_or(0)
-            .min(view.nodes.len());
-        let height = format!("height: {}px", view.nodes.len() as i32 * ROW_PITCH);
+        let range = ROWS.range(*scroll, 8, view.nodes.len());
+        let from = range.start;
+        let height = ROWS.height(view.nodes.len());
         html! {
             <div class="dock-rows" onscroll={on_scroll}>
                 <div class="dense-rows" style={height}>
-                    { for view.nodes.get(from..to).unwrap_or_default().iter().enumerate().map(|(k, node)| {
-                        row(node, Some((from + k) as i32 * ROW_PITCH))
+                    { for view.nodes.get(range).unwrap_or_default().iter().enumerate().map(|(k, node)| {
+                        row(node, Some(ROWS.top(from + k)))
                     }) }
                 </div>
             </div>

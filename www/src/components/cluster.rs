@@ -1,6 +1,7 @@
 //! The cluster view: client nodes with their status, link and allocations,
 //! and the Offline zone a node is dragged onto to cut its link.
 
+use crate::components::rows::RowWindow;
 use crate::state::{Action, AppState, Selection, Session};
 use nomad_playground::playground::Command;
 use nomad_playground::view::{AllocView, NodeView, PlaygroundView};
@@ -20,15 +21,14 @@ const DRAG_TYPE: &str = "text/plain";
 /// Nomad's topology view switches (ui-design §4), and only the rows in and
 /// near the scrolled-to part of the list.
 pub const DENSE_ABOVE: usize = 50;
-/// The distance between two dense rows, in pixels (`.node-row` in style.css
-/// is 4 px shorter: the gap leaves room for the focus ring).
-const ROW_PITCH: i32 = 42;
-/// Rows drawn beyond the visible ones, above and below (each drawn row costs
-/// at every step: its TTL changes).
-const OVERSCAN_ROWS: i32 = 4;
-/// The scroll position is noted in steps of this many rows (a re-render each
-/// time it crosses one), under [`OVERSCAN_ROWS`].
-const SCROLL_ROWS: i32 = 3;
+/// The dense rows' layout: `.node-row` in style.css is 4 px shorter than the
+/// pitch (the gap leaves room for the focus ring); each drawn row costs at
+/// every step (its TTL changes), so few are drawn beyond the visible ones.
+const ROWS: RowWindow = RowWindow {
+    pitch: 42,
+    overscan: 4,
+    step: 3,
+};
 /// Alloc cells a dense row draws before folding the rest into "+N".
 const STRIP_CELLS: usize = 24;
 
@@ -73,19 +73,9 @@ pub fn alloc_glyph(client_status: &str) -> &'static str {
 #[component]
 pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
     let state = props.state.clone();
-    // Dense mode: the online list's first visible row (in steps of
-    // `SCROLL_ROWS`) and how many rows it shows, once scrolled.
+    // Dense mode: where the online list is scrolled.
     let scroll = use_state_eq(|| (0, 0));
-    let on_scroll = {
-        let scroll = scroll.clone();
-        Callback::from(move |event: Event| {
-            let element: web_sys::Element = event.target_unchecked_into();
-            scroll.set((
-                element.scroll_top() / ROW_PITCH / SCROLL_ROWS,
-                element.client_height() / ROW_PITCH + 1,
-            ));
-        })
-    };
+    let on_scroll = ROWS.on_scroll(scroll.clone());
     let session = state.session.get();
     let view = session.view();
     let dense = view.nodes.len() > DENSE_ABOVE;
@@ -134,23 +124,17 @@ pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
     let online_rows = if dense {
         // Rows sit at fixed places in a list as tall as all of them, and only
         // those in and near view are drawn: a step re-renders a few dozen.
-        let (first, seen) = *scroll;
         // Before the first scroll event the height is not known: the list is at
         // most 70% of the window high (style.css).
-        let seen = if seen > 0 {
-            seen
-        } else {
-            (crate::components::sequence::window_height() * 0.7) as i32 / ROW_PITCH + 1
-        };
-        let from = usize::try_from(first * SCROLL_ROWS - OVERSCAN_ROWS).unwrap_or(0);
-        let to = usize::try_from((first * SCROLL_ROWS + seen + OVERSCAN_ROWS).max(0))
-            .unwrap_or(0)
-            .min(online.len());
-        let height = format!("height: {}px", online.len() as i32 * ROW_PITCH);
+        let unscrolled =
+            (crate::components::sequence::window_height() * 0.7) as i32 / ROWS.pitch + 1;
+        let range = ROWS.range(*scroll, unscrolled, online.len());
+        let from = range.start;
+        let height = ROWS.height(online.len());
         html! {
             <div class="dense-rows" style={height}>
-                { for online.get(from..to).unwrap_or_default().iter().enumerate().map(|(k, entry)| {
-                    card(entry, Some((from + k) as i32 * ROW_PITCH))
+                { for online.get(range).unwrap_or_default().iter().enumerate().map(|(k, entry)| {
+                    card(entry, Some(ROWS.top(from + k)))
                 }) }
             </div>
         }
@@ -377,17 +361,20 @@ fn row_keydown(event: &KeyboardEvent, state: &UseReducerDispatcher<AppState>, no
     }
 }
 
+/// Selects the allocation `alloc_id` when clicked.
+fn select_alloc(state: &UseReducerDispatcher<AppState>, alloc_id: &str) -> Callback<MouseEvent> {
+    let state = state.clone();
+    let alloc_id = alloc_id.to_string();
+    Callback::from(move |_: MouseEvent| {
+        state.dispatch(Action::Select(Selection::Alloc(alloc_id.clone())))
+    })
+}
+
 /// One allocation as a small cell of a dense row's strip: its status is its
 /// fill and its accessible name (the inspector's node tab lists the same
 /// allocs as full-size buttons).
 fn alloc_cell(alloc: &AllocView, state: &UseReducerDispatcher<AppState>, selected: bool) -> Html {
-    let select = {
-        let state = state.clone();
-        let alloc_id = alloc.id.clone();
-        Callback::from(move |_: MouseEvent| {
-            state.dispatch(Action::Select(Selection::Alloc(alloc_id.clone())))
-        })
-    };
+    let select = select_alloc(state, &alloc.id);
     let stopping = alloc.desired_status != "run";
     html! {
         <button key={alloc.id.as_str()} tabindex="-1"
@@ -466,13 +453,7 @@ pub fn AllocList(props: &AllocListProps) -> Html {
 }
 
 fn alloc_block(alloc: &AllocView, state: &UseReducerDispatcher<AppState>, selected: bool) -> Html {
-    let select = {
-        let state = state.clone();
-        let alloc_id = alloc.id.clone();
-        Callback::from(move |_: MouseEvent| {
-            state.dispatch(Action::Select(Selection::Alloc(alloc_id.clone())))
-        })
-    };
+    let select = select_alloc(state, &alloc.id);
     let stopping = alloc.desired_status != "run";
     // Deployment facts, only for allocs that have them: `, canary, healthy`.
     let mut deployment = String::new();
