@@ -6,7 +6,9 @@
 //! Before the timed runs
 //! it prints, for each three-node search, the orders to exhaust, the wall
 //! time, orders per second and the deduplication ratio (figures in
-//! docs/explore.md).
+//! docs/explore.md). `EXPLORE_FULL_SPACE=1` instead searches the
+//! three-node scenario under the default bounds with no budget, printing
+//! its progress (the size of the full space).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use nomad_playground::explore::{ExploreConfig, Explorer, SearchMode};
@@ -93,7 +95,86 @@ fn report() {
     }
 }
 
+/// CPU seconds this process used so far (Linux `/proc/self/stat`; 0 elsewhere).
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the command name (which ends with ')'): utime and stime
+    // are the 12th and 13th, in clock ticks (100 per second on Linux).
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// `EXPLORE_FULL_SPACE=1 cargo bench --bench explore`: searches the
+/// three-node scenario under the default bounds with no order budget,
+/// printing progress every 200,000 orders (orders, states, distinct
+/// states, CPU seconds, and where the depth-first search is: per level,
+/// choices taken of choices offered), and the final figures.
+fn full_space() {
+    let config = ExploreConfig {
+        max_orders: u64::MAX,
+        mode: SearchMode::Exhaustive,
+        ..ExploreConfig::default()
+    };
+    let Ok(mut explorer) = Explorer::from_json(THREE, config) else {
+        eprintln!("three-reconnect: bad input");
+        return;
+    };
+    let start = cpu_seconds();
+    loop {
+        let progress = explorer.run_batch(200_000);
+        let result = explorer.result();
+        let position: Vec<String> = explorer
+            .search_position()
+            .iter()
+            .take(8)
+            .map(|(next, len)| format!("{next}/{len}"))
+            .collect();
+        eprintln!(
+            "{} orders, {} states ({} distinct, {} subsumed), {:.1} s CPU, at {}",
+            progress.orders,
+            progress.states,
+            result.distinct_states,
+            result.subsumed_orders,
+            cpu_seconds() - start,
+            position.join(" ")
+        );
+        if progress.done {
+            eprintln!(
+                "default bounds: {} after {} orders ({} complete, {} postponed, {} subsumed), {} states ({} distinct, {:.1}% deduplicated), space {} orders, {:.1} s CPU",
+                if result.exhaustive {
+                    "exhausted"
+                } else {
+                    "NOT exhausted"
+                },
+                result.orders,
+                result.complete_orders,
+                result.postponed_orders,
+                result.subsumed_orders,
+                result.states,
+                result.distinct_states,
+                result.dedup_ratio * 100.0,
+                result.space_size,
+                cpu_seconds() - start
+            );
+            break;
+        }
+    }
+}
+
 fn bench(c: &mut Criterion) {
+    if std::env::var_os("EXPLORE_FULL_SPACE").is_some() {
+        full_space();
+        return;
+    }
     report();
     let mut group = c.benchmark_group("explore");
     group.sample_size(10);

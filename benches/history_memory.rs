@@ -13,7 +13,7 @@ mod cluster;
 
 use nomad_playground::sim::Sim;
 use nomad_playground::sim::history::Session;
-use nomad_playground::sim::trace::TraceEntry;
+use nomad_playground::sim::trace::{TraceEntry, TraceEvent};
 use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 use std::alloc::System;
 use std::collections::BTreeMap;
@@ -127,6 +127,80 @@ fn made_bytes_dropped<T: Default>(part: &mut T) -> usize {
     before.saturating_sub(live_bytes())
 }
 
+/// What the clients' runners hold of their allocs: how many runners, how
+/// many hold a version the server no longer has, and what one copy of
+/// those stale versions costs, whole and by part.
+fn print_runner_allocs(sim: &Sim) {
+    let state = &sim.server.state;
+    let mut runners = 0;
+    let mut stale = Vec::new();
+    for client in sim.clients.values() {
+        for (id, runner) in client.runners.iter() {
+            runners += 1;
+            let current = state.allocs.get(id.as_str());
+            if !current.is_some_and(|alloc| Arc::ptr_eq(alloc, &runner.alloc)) {
+                stale.push(&runner.alloc);
+            }
+        }
+    }
+    let whole = made_bytes(|| stale.iter().map(|a| (***a).clone()).collect::<Vec<_>>());
+    let tasks = made_bytes(|| {
+        stale
+            .iter()
+            .map(|a| a.task_states.clone())
+            .collect::<Vec<_>>()
+    });
+    let states = made_bytes(|| {
+        stale
+            .iter()
+            .map(|a| a.alloc_states.clone())
+            .collect::<Vec<_>>()
+    });
+    println!(
+        "  runners {runners}, {} holding a version the server replaced: {} ({} task states, {} alloc states; {} bytes an Allocation)",
+        stale.len(),
+        mb(whole),
+        mb(tasks),
+        mb(states),
+        std::mem::size_of::<nomad_playground::model::Allocation>()
+    );
+}
+
+/// What the processed evals' entries hold on the heap: their reasons and
+/// their plan lines, with a sample of each.
+fn print_processed(session: &Session) {
+    let (mut evals, mut reasons, mut lines) = (0, 0, 0);
+    let (mut reason_bytes, mut plan_bytes) = (0, 0);
+    let mut sample = None;
+    for record in session.records() {
+        for entry in &record.entries {
+            if let TraceEvent::EvalProcessed(processed) = &entry.event {
+                evals += 1;
+                reasons += processed.reasons.len();
+                lines += processed.plan.len();
+                reason_bytes += clone_bytes(&processed.reasons);
+                plan_bytes += clone_bytes(&processed.plan);
+                if sample.is_none() && processed.reasons.len() > 2 && processed.plan.len() > 1 {
+                    sample = Some(processed.clone());
+                }
+            }
+        }
+    }
+    println!(
+        "  {evals} processed evals: {reasons} reasons {}, {lines} plan lines {}",
+        mb(reason_bytes),
+        mb(plan_bytes)
+    );
+    if let Some(processed) = sample {
+        for reason in processed.reasons.iter().take(3) {
+            println!("    reason: {reason:?}");
+        }
+        for line in processed.plan.iter().take(3) {
+            println!("    plan: {line}");
+        }
+    }
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is parsed.
     let profiles = [("lost", cluster::LOST), ("reconnect", cluster::RECONNECT)];
@@ -206,6 +280,8 @@ fn main() {
             println!("  {name:<34} {:>10}", mb(bytes));
         }
         print_trace_kinds(&session);
+        print_runner_allocs(session.sim());
+        print_processed(&session);
         if held > BUDGET {
             over.push(format!("{label}: {} > {}", mb(held), mb(BUDGET)));
         }

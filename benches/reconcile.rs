@@ -54,7 +54,7 @@ fn input() -> ClusterInput {
     // Nodes 0..100 (10%) are disconnected; nodes 100..150 (5%) came back.
     for n in 0..NODES / 10 {
         let id = format!("node-{n:04}");
-        input.tainted_nodes.insert(
+        Arc::make_mut(&mut input.tainted_nodes).insert(
             id.clone(),
             Some(Node {
                 id,

@@ -56,7 +56,7 @@ use crate::sim::net::CallId;
 use crate::sim::queue::Tick;
 use crate::sim::rng::Rng;
 use crate::sim::{Event, Sim};
-use fingerprint::{Fingerprint, fingerprint};
+use fingerprint::{DigestCache, Fingerprint};
 use invariant::{CheckContext, Invariant, Violation};
 use reduction::{Fired, Footprint};
 use serde::{Deserialize, Serialize};
@@ -412,8 +412,9 @@ struct Keys {
 }
 
 impl PathState {
-    fn keys(&self, exact: bool, window_index: u64) -> Keys {
-        let world = fingerprint(&self.sim, &self.phase, !exact, window_index);
+    fn keys(&self, exact: bool, window_index: u64, digests: &mut DigestCache) -> Keys {
+        let world =
+            fingerprint::fingerprint_cached(&self.sim, &self.phase, !exact, window_index, digests);
         let full = fingerprint::extend(world, &self.fired, !exact);
         Keys { world, full }
     }
@@ -517,6 +518,8 @@ pub struct Explorer {
     root: PathState,
     root_leaf: Option<Leaf>,
     stack: Vec<Frame>,
+    /// Digests of the shared parts of the worlds fingerprinted so far.
+    digests: DigestCache,
     /// The states searched, by [`Keys::full`].
     seen: BTreeMap<Fingerprint, Seen>,
     /// The states searched, by [`Keys::world`]: their loops fired early
@@ -708,6 +711,7 @@ impl Explorer {
             root: root.clone(),
             root_leaf: None,
             stack: Vec::new(),
+            digests: DigestCache::new(),
             seen: BTreeMap::new(),
             worlds: BTreeMap::new(),
             stage: Stage::Exhaustive,
@@ -745,7 +749,11 @@ impl Explorer {
             explorer.stage = Stage::Done;
         } else {
             let fp = root
-                .keys(explorer.config.exact_states, explorer.context.window_index)
+                .keys(
+                    explorer.config.exact_states,
+                    explorer.context.window_index,
+                    &mut explorer.digests,
+                )
                 .full;
             explorer.seen.insert(
                 fp,
@@ -781,6 +789,18 @@ impl Explorer {
     /// The window.
     pub fn window(&self) -> Window {
         self.window
+    }
+
+    /// Where the depth-first search is: per frame of its stack, root
+    /// first, the choices taken from it so far (the one being searched
+    /// included) and its choices. A gauge of how far a long search has
+    /// come (the share of the root's choices done, then of the next
+    /// level's, ...), not an estimate of its size.
+    pub fn search_position(&self) -> Vec<(usize, usize)> {
+        self.stack
+            .iter()
+            .map(|f| (f.next, f.choices.len()))
+            .collect()
     }
 
     /// Finished.
@@ -945,7 +965,11 @@ impl Explorer {
             self.stack_leaf(&child, &leaf);
             return;
         }
-        let keys = child.keys(self.config.exact_states, self.context.window_index);
+        let keys = child.keys(
+            self.config.exact_states,
+            self.context.window_index,
+            &mut self.digests,
+        );
         let fp = keys.full;
         let sleep_keys: Vec<SleepKey> = sleep
             .iter()
@@ -1130,7 +1154,11 @@ impl Explorer {
             let (child, leaf, next) = self.transition(&state, &choices[pick]);
             self.states += 1;
             let fp = child
-                .keys(self.config.exact_states, self.context.window_index)
+                .keys(
+                    self.config.exact_states,
+                    self.context.window_index,
+                    &mut self.digests,
+                )
                 .full;
             match self.seen.entry(fp) {
                 std::collections::btree_map::Entry::Occupied(_) => self.duplicates += 1,

@@ -210,7 +210,7 @@ impl ClusterFixtureInput {
             allocs: allocs.into_iter().map(Arc::new).collect(),
             eval_id: self.eval_id.clone(),
             eval_priority: self.eval_priority,
-            tainted_nodes: self.tainted_nodes.clone(),
+            tainted_nodes: Arc::new(self.tainted_nodes.clone()),
             now: self.now,
         }
     }

@@ -101,6 +101,9 @@ pub struct Playground {
     cache: ViewCache,
     /// The last command's error, shown to the user.
     error: Option<String>,
+    /// Counts the changes of the action log and its branches (see
+    /// [`Playground::log_revision`]).
+    log_revision: u64,
 }
 
 impl PartialEq for Playground {
@@ -165,6 +168,13 @@ impl Playground {
         ) {
             self.cache.forget_trace();
         }
+        // Only moving through the history leaves the log as it was, and a step
+        // within it (past its end, a step is recorded as an action).
+        let (actions, branches) = (self.session.actions().len(), self.session.branches().len());
+        let navigates = matches!(
+            command,
+            Command::Step | Command::Back | Command::JumpTo(_) | Command::Reset | Command::RunToEnd
+        );
         match command {
             Command::Step => {
                 self.session.step();
@@ -195,7 +205,22 @@ impl Playground {
                 }
             }
         }
+        if !navigates
+            || actions != self.session.actions().len()
+            || branches != self.session.branches().len()
+        {
+            self.log_revision += 1;
+        }
         self.refresh();
+    }
+
+    /// A number that changes whenever the action log or its branches may
+    /// have changed (an edit, a branch switch, an action applied, a step
+    /// past the log's end), and stays while the user only moves through the
+    /// history: the script editor rebuilds its lines only when it changes.
+    /// It counts within this playground: another one may have the same.
+    pub fn log_revision(&self) -> u64 {
+        self.log_revision
     }
 
     /// The view of the current step.
@@ -222,6 +247,7 @@ impl Playground {
             .err()
             .map(|err| err.to_string());
         self.cache.forget_trace();
+        self.log_revision += 1;
         self.refresh();
     }
 
@@ -250,6 +276,7 @@ impl Playground {
             view: PlaygroundView::default(),
             cache: ViewCache::default(),
             error: None,
+            log_revision: 0,
         };
         playground.refresh();
         playground
@@ -928,10 +955,10 @@ fn seq_event(entry: &TraceEntry, lane: &dyn Fn(&str) -> String) -> Option<SeqEve
             format!("{} {} → {}", lane(&change.node), change.from, change.to),
             "status",
         ),
-        TraceEvent::HeartbeatMissed { node, .. } => (
+        TraceEvent::HeartbeatMissed(missed) => (
             "leader".to_string(),
             "leader".to_string(),
-            format!("TTL expired: {}", lane(node)),
+            format!("TTL expired: {}", lane(&missed.node)),
             "status",
         ),
         TraceEvent::EvalCreated(created) => (
@@ -1036,6 +1063,54 @@ mod tests {
     /// Past the windows, the view built from the summaries of earlier
     /// records and the newest records only is the view built from scratch,
     /// and unchanged nodes keep their view's `Arc` from one step to the next.
+    /// The log revision changes whenever the log or its branches change,
+    /// and stays while the user only moves through the history.
+    #[test]
+    fn the_log_revision_changes_exactly_when_the_log_may_have_changed() {
+        let mut playground = Playground::builtin("pr-15068-heartbeat-order").expect("built in");
+        let log = |p: &Playground| {
+            (
+                p.session().actions().to_vec(),
+                p.session().branches().to_vec(),
+            )
+        };
+        let len = playground.session().actions().len();
+        let moves = [
+            Command::Step,
+            Command::Step,
+            Command::Back,
+            Command::JumpTo(3),
+            Command::Reset,
+            Command::RunToEnd,
+            Command::JumpTo(2),
+        ];
+        for command in moves {
+            let (before, revision) = (log(&playground), playground.log_revision());
+            playground.apply(command.clone());
+            assert_eq!(log(&playground), before, "{command:?}");
+            assert_eq!(playground.log_revision(), revision, "{command:?}");
+        }
+        let edits = [
+            Command::EditScript(ScriptEdit::Move { from: 4, to: 5 }),
+            Command::EditScript(ScriptEdit::Remove { index: 0 }),
+            Command::SwitchBranch(0),
+            Command::CutLink("node-a".to_string()),
+            Command::StepEval,
+            Command::RunToEnd,
+            // Past the log's end a step is recorded as an action.
+            Command::Step,
+        ];
+        for command in edits {
+            let (before, revision) = (log(&playground), playground.log_revision());
+            playground.apply(command.clone());
+            if log(&playground) != before {
+                assert!(playground.log_revision() > revision, "{command:?}");
+            }
+        }
+        assert_ne!(playground.session().actions().len(), len);
+        assert!(playground.log_revision() >= 5);
+    }
+
     #[test]
     fn the_cached_view_past_the_windows_equals_a_view_built_from_scratch() {
         let mut playground =

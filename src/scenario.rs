@@ -117,13 +117,15 @@ pub fn print(scenario: &Scenario) -> String {
 /// inside a buffered document (an internally tagged enum, such as the
 /// explore worker's messages) would otherwise compile the whole scenario
 /// reader once more for serde's private buffer type; this way it shares the
-/// `Value` reader the script actions already use. The result is the same.
+/// `Value` reader the script actions already use, and reads the scenario
+/// from that value's text (with the reader `parse` uses: see
+/// [`action_de::from_value`]). The result is the same.
 pub fn deserialize_nested<'de, D>(deserializer: D) -> Result<Scenario, D::Error>
 where
     D: serde::Deserializer<'de>,
 {
     let value = <serde_json::Value as serde::Deserialize>::deserialize(deserializer)?;
-    serde_json::from_value(value).map_err(serde::de::Error::custom)
+    action_de::from_value(&value).map_err(serde::de::Error::custom)
 }
 
 fn valid_profile(name: &str) -> bool {

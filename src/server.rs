@@ -27,7 +27,7 @@ use crate::sim::chunk_map::{ChunkMap, ChunkVec};
 use crate::sim::net::CallId;
 use crate::sim::queue::Tick;
 use crate::sim::rng::Rng;
-use crate::sim::trace::{EvalCreated, GroupUpdates, TraceEvent};
+use crate::sim::trace::{BrokerState, EvalCreated, GroupUpdates, TraceEvent};
 use broker::Broker;
 use rpc::{Reply, Rpc};
 use serde::{Deserialize, Serialize};
@@ -200,23 +200,13 @@ pub struct ServerState {
 }
 
 /// The nodes that are down, disconnected or draining: a cache derived
-/// from [`ServerState::nodes`], so that the scheduler's tainted-node
-/// lookups need not search the whole node table per alloc. Every node
-/// write empties it ([`Server::nodes_changed`]); the next eval fills it
-/// again. It is not state: it is not serialized and any two compare equal.
+/// from [`ServerState::nodes`], shared by every eval's reconciler input
+/// (the reconciler looks up only the nodes of the job's allocs, so the
+/// whole cluster's tainted nodes serve every job) until a node write
+/// empties it ([`Server::nodes_changed`]); the next eval fills it again.
+/// It is not state: it is not serialized and any two compare equal.
 #[derive(Debug, Clone, Default)]
-pub struct TaintedCache(pub(crate) Option<Arc<[TaintedNode]>>);
-
-/// One entry of [`TaintedCache`], ordered by (`prefix`, `id`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct TaintedNode {
-    /// The ID's first eight bytes as a big-endian integer.
-    pub(crate) prefix: u64,
-    /// Node ID.
-    pub(crate) id: String,
-    /// The node as stored.
-    pub(crate) node: Node,
-}
+pub struct TaintedCache(pub(crate) Option<Arc<BTreeMap<String, Option<Node>>>>);
 
 impl PartialEq for TaintedCache {
     fn eq(&self, _: &Self) -> bool {
@@ -455,7 +445,36 @@ impl Server {
 
 /// The key of a job's group in [`ServerState::group_counts`].
 pub fn group_key(job: &str, group: &str) -> String {
-    format!("{job}/{group}")
+    let mut key = String::with_capacity(job.len() + 1 + group.len());
+    key.push_str(job);
+    key.push('/');
+    key.push_str(group);
+    key
+}
+
+/// Writes `alloc` into an index by node or job (`index`, under `key`),
+/// copying the keys only for new entries.
+fn index_alloc(
+    index: &mut BTreeMap<String, Arc<BTreeMap<String, Arc<Allocation>>>>,
+    key: &str,
+    alloc: &Arc<Allocation>,
+) {
+    let allocs = Arc::make_mut(slot(index, key));
+    match allocs.get_mut(&alloc.id) {
+        Some(stored) => *stored = Arc::clone(alloc),
+        None => {
+            allocs.insert(alloc.id.clone(), Arc::clone(alloc));
+        }
+    }
+}
+
+/// The entry of `key` in `map`, made with the default value if missing
+/// (the key is copied only then).
+fn slot<'a, V: Default>(map: &'a mut BTreeMap<String, V>, key: &str) -> &'a mut V {
+    if !map.contains_key(key) {
+        map.insert(key.to_string(), V::default());
+    }
+    map.get_mut(key).expect("inserted above")
 }
 
 /// The UUID-shaped ID number `counter` of a run seeded with `seed`.
@@ -465,14 +484,27 @@ pub fn id_from(seed: u64, counter: u64) -> String {
         x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         x ^= x >> 31;
-        format!(
-            "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
-            (x >> 32) as u32,
-            (x >> 16) & 0xffff,
-            x & 0xfff,
-            (counter >> 48) & 0xfff,
-            counter & 0xffff_ffff_ffff
-        )
+        // "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}" of these, written digit by
+        // digit (every field fits its width).
+        let mut id = String::with_capacity(36);
+        push_hex(&mut id, x >> 32, 8);
+        id.push('-');
+        push_hex(&mut id, (x >> 16) & 0xffff, 4);
+        id.push_str("-4");
+        push_hex(&mut id, x & 0xfff, 3);
+        id.push_str("-8");
+        push_hex(&mut id, (counter >> 48) & 0xfff, 3);
+        id.push('-');
+        push_hex(&mut id, counter & 0xffff_ffff_ffff, 12);
+        id
+    }
+}
+
+/// Appends the low `digits` hex digits of `value` (lowercase, zero-padded).
+fn push_hex(out: &mut String, value: u64, digits: u32) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for i in (0..digits).rev() {
+        out.push(char::from(HEX[((value >> (4 * i)) & 0xf) as usize]));
     }
 }
 
@@ -483,11 +515,10 @@ impl Server {
             return;
         }
         let (cpu, mem) = self.alloc_resources(alloc);
-        let usage = self
-            .state
-            .node_usage
-            .entry(alloc.node_id.clone())
-            .or_default();
+        // The node's entries usually exist: look them up by the borrowed ID
+        // and copy it only for a new entry.
+        let state = &mut self.state;
+        let usage = slot(&mut state.node_usage, &alloc.node_id);
         if sign > 0 {
             usage.0 += cpu;
             usage.1 += mem;
@@ -495,14 +526,9 @@ impl Server {
             usage.0 = usage.0.saturating_sub(cpu);
             usage.1 = usage.1.saturating_sub(mem);
         }
-        let count = Arc::make_mut(
-            self.state
-                .group_counts
-                .entry(alloc.node_id.clone())
-                .or_default(),
-        )
-        .entry(group_key(&alloc.job_id, &alloc.task_group))
-        .or_default();
+        let groups = slot(&mut state.group_counts, &alloc.node_id);
+        let key = group_key(&alloc.job_id, &alloc.task_group);
+        let count = Arc::make_mut(groups).entry(key).or_default();
         *count = if sign > 0 {
             *count + 1
         } else {
@@ -525,20 +551,8 @@ impl Server {
                 .push(id.clone());
         }
         let alloc = Arc::new(alloc);
-        Arc::make_mut(
-            self.state
-                .allocs_by_node
-                .entry(alloc.node_id.clone())
-                .or_default(),
-        )
-        .insert(id.clone(), Arc::clone(&alloc));
-        Arc::make_mut(
-            self.state
-                .allocs_by_job
-                .entry(alloc.job_id.clone())
-                .or_default(),
-        )
-        .insert(id.clone(), Arc::clone(&alloc));
+        index_alloc(&mut self.state.allocs_by_node, &alloc.node_id, &alloc);
+        index_alloc(&mut self.state.allocs_by_job, &alloc.job_id, &alloc);
         self.state.allocs.insert(id, alloc);
     }
 
@@ -741,7 +755,7 @@ impl Server {
         self.state.broker.forget(id);
         out.push(ServerEffect::Trace(TraceEvent::EvalState {
             eval: id.into(),
-            state: "canceled".into(),
+            state: BrokerState::Canceled,
             reason: reason.into(),
         }));
     }
@@ -752,10 +766,40 @@ impl Server {
         for id in blocked {
             out.push(ServerEffect::Trace(TraceEvent::EvalState {
                 eval: id.as_str().into(),
-                state: "unblocked".into(),
+                state: BrokerState::Unblocked,
                 reason: reason.into(),
             }));
             self.enqueue_ready(&id, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::id_from;
+
+    #[test]
+    fn id_from_matches_its_format() {
+        for (seed, counter) in [
+            (0, 0),
+            (42, 1),
+            (7, 123_456),
+            (u64::MAX, u64::MAX),
+            (1, 1 << 50),
+        ] {
+            let mut x = seed ^ counter.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            x ^= x >> 31;
+            let expected = format!(
+                "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+                (x >> 32) as u32,
+                (x >> 16) & 0xffff,
+                x & 0xfff,
+                (counter >> 48) & 0xfff,
+                counter & 0xffff_ffff_ffff
+            );
+            assert_eq!(id_from(seed, counter), expected);
         }
     }
 }

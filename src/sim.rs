@@ -50,7 +50,7 @@ use queue::{EventQueue, Tick};
 use rng::Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use trace::{RpcName, SharedTexts, TraceEntry, TraceEvent, short};
+use trace::{BrokerState, RpcName, SharedTexts, TraceEntry, TraceEvent, short};
 
 /// Something scheduled on the queue.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -508,7 +508,7 @@ impl Sim {
                 if waiting {
                     self.record(TraceEvent::EvalState {
                         eval: eval.as_str().into(),
-                        state: "ready".into(),
+                        state: BrokerState::Ready,
                         reason: "wait_until reached".into(),
                     });
                     self.server_input(ServerInput::EvalDelayElapsed { eval });

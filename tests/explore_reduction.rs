@@ -342,3 +342,95 @@ fn alloc_indexes_are_derived_from_the_allocs_along_random_orders() {
         }
     }
 }
+
+/// Fingerprints reuse the digests of allocs, alloc runners and evals
+/// shared between worlds (`fingerprint::DigestCache`, keyed by where the
+/// values lie while the cache keeps them alive): along seeded random
+/// orders of the three-node scenario, a cached fingerprint equals the one
+/// computed from scratch, in canonical and exact mode, and a world whose
+/// allocs, evals and runner maps are copies at other addresses (equal
+/// values, nothing shared) gets the same fingerprint as the original.
+#[test]
+fn cached_fingerprints_equal_fingerprints_from_scratch() {
+    use nomad_playground::explore::fingerprint::{self, DigestCache};
+    use nomad_playground::sim::rng::Rng;
+    use std::sync::Arc;
+    fn unshared(sim: &Sim) -> Sim {
+        let mut copy = sim.clone();
+        let state = &mut copy.server.state;
+        let allocs: Vec<_> = state
+            .allocs
+            .iter()
+            .map(|(id, a)| (id.clone(), Arc::new((**a).clone())))
+            .collect();
+        for (id, alloc) in allocs {
+            state.allocs.insert(id, alloc);
+        }
+        let evals: Vec<_> = state
+            .evals
+            .iter()
+            .map(|(id, e)| (id.clone(), Arc::new((**e).clone())))
+            .collect();
+        for (id, eval) in evals {
+            state.evals.insert(id, eval);
+        }
+        for client in copy.clients.values_mut() {
+            client.runners = Arc::new((*client.runners).clone());
+        }
+        copy
+    }
+    let start = three_node_window();
+    let window_index = start.server.state.index;
+    let mut rng = Rng::new(11);
+    let nodes = ["node-a", "node-b", "node-c"];
+    for canonical in [true, false] {
+        let mut cache = DigestCache::new();
+        for walk in 0..12 {
+            let mut sim = start.clone();
+            for depth in 0..40 {
+                let cached = fingerprint::fingerprint_cached(
+                    &sim,
+                    &0u8,
+                    canonical,
+                    window_index,
+                    &mut cache,
+                );
+                let fresh = fingerprint::fingerprint(&sim, &0u8, canonical, window_index);
+                assert_eq!(cached, fresh, "walk {walk}, move {depth}: cached != fresh");
+                let copy = unshared(&sim);
+                assert_eq!(
+                    fingerprint::fingerprint_cached(
+                        &copy,
+                        &0u8,
+                        canonical,
+                        window_index,
+                        &mut cache
+                    ),
+                    fresh,
+                    "walk {walk}, move {depth}: a copy at other addresses"
+                );
+                let mut choices: Vec<Action> = vec![Action::Step {}];
+                for node in nodes {
+                    for call in sim.net.pending.get(node).into_iter().flatten() {
+                        choices.push(Action::Deliver {
+                            node: node.to_string(),
+                            call: format!("#{}", call.id),
+                        });
+                    }
+                    choices.push(Action::GetAllocs {
+                        node: node.to_string(),
+                    });
+                    choices.push(Action::UpdateAlloc {
+                        node: node.to_string(),
+                        allocs: None,
+                    });
+                }
+                for eval in sim.server.state.broker.ready_ids() {
+                    choices.push(Action::ProcessEval { eval: Some(eval) });
+                }
+                let pick = rng.below(choices.len() as u64) as usize;
+                let _ = sim.apply(&choices[pick]);
+            }
+        }
+    }
+}

@@ -378,7 +378,7 @@ fn build(s: &Scenario) -> Built {
     input.deployment = deployment_current;
     input.allocs = current.into_iter().chain(old).map(Arc::new).collect();
     input.eval_id = format!("eval-{}", next());
-    input.tainted_nodes = nodes.into_iter().map(|n| (n.id.clone(), Some(n))).collect();
+    input.tainted_nodes = Arc::new(nodes.into_iter().map(|n| (n.id.clone(), Some(n))).collect());
     Built {
         input,
         update_fn: s.update_fn,

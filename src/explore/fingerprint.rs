@@ -5,15 +5,22 @@
 //! event queue's insertion numbers are left out, so two orders that end in
 //! the same world get the same fingerprint.
 
+use crate::client::runner::AllocRunner;
+use crate::model::{Allocation, Job};
+use crate::scenario::format::JobSpec;
+use crate::server::{EvalRecord, NodeRecord};
+use crate::sim::chunk_map::ChunkMap;
 use crate::sim::queue::Tick;
 use crate::sim::{Event, Sim};
 use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// A state fingerprint.
 pub type Fingerprint = u128;
 
 /// A 128-bit hasher fed whole words: two independent multiply-rotate lanes.
-struct Hasher {
+struct Hasher<'c> {
     a: u64,
     b: u64,
     /// Hash the state up to renaming (see [`fingerprint`]).
@@ -29,6 +36,33 @@ struct Hasher {
     /// Open maps: the lanes before the map, the sum of its entries' hashes,
     /// whether an entry is being hashed.
     maps: Vec<MapFrame>,
+    /// Structs open (nesting depth), to find the `end` of a digest struct.
+    structs: u32,
+    /// Open digest structs (see [`DigestCache`]), innermost last.
+    subs: Vec<SubFrame>,
+    /// Digests of shared values computed before, if the caller keeps them.
+    cache: Option<&'c mut DigestCache>,
+}
+
+/// A struct hashed on its own (a digest struct, see [`DigestCache`]).
+struct SubFrame {
+    /// The lanes and integer flags of the enclosing value.
+    saved: (u64, u64, bool, bool),
+    /// The struct's nesting depth.
+    depth: u32,
+    /// Its kind.
+    kind: DigestKind,
+    state: SubState,
+}
+
+enum SubState {
+    /// No field seen yet.
+    Pending,
+    /// Being hashed; the digest goes into the cache's region at this
+    /// address, if the value is one the cache anchors.
+    Hashing(Option<usize>),
+    /// Known: the fields are not hashed again.
+    Known(Fingerprint),
 }
 
 struct MapFrame {
@@ -38,6 +72,239 @@ struct MapFrame {
 }
 
 const ID_TOKEN: u64 = 0x6964_6964_6964;
+
+/// The structs hashed on their own, into a digest that is then fed to the
+/// enclosing value as two words ("digest structs"): the allocs, the alloc
+/// runners, the evals, the nodes and the jobs, which most states share
+/// with their parent.
+/// Every value of these types is hashed this way, whether its digest is
+/// cached or not, so a fingerprint depends on the values only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DigestKind {
+    Alloc,
+    Runner,
+    Eval,
+    Node,
+    Job,
+    Spec,
+}
+
+impl DigestKind {
+    /// The kind of a struct by its serde name.
+    fn of(name: &str) -> Option<DigestKind> {
+        match name {
+            "Allocation" => Some(DigestKind::Alloc),
+            "AllocRunner" => Some(DigestKind::Runner),
+            "EvalRecord" => Some(DigestKind::Eval),
+            "NodeRecord" => Some(DigestKind::Node),
+            "Job" => Some(DigestKind::Job),
+            "JobSpec" => Some(DigestKind::Spec),
+            _ => None,
+        }
+    }
+}
+
+/// A shared value the cache keeps alive (so that no other value can take
+/// its address while its digest is cached).
+#[derive(Debug, Clone)]
+enum Anchor {
+    Alloc(Arc<Allocation>),
+    Eval(Arc<EvalRecord>),
+    Runners(Arc<BTreeMap<String, AllocRunner>>),
+    Node(Arc<NodeRecord>),
+    Job(Arc<Job>),
+    Spec(Arc<JobSpec>),
+    /// A copy of the server's node table: its entries are shared with the
+    /// world's (each a separate `Arc`), and stay alive and unwritten while
+    /// the copy holds them.
+    Nodes(#[allow(dead_code)] ChunkMap<String, NodeRecord>),
+}
+
+impl Anchor {
+    /// Whether nothing but the cache holds it (a node table: unknown, so
+    /// yes; it is cheap to take again).
+    fn unused(&self) -> bool {
+        match self {
+            Anchor::Alloc(a) => Arc::strong_count(a) == 1,
+            Anchor::Eval(e) => Arc::strong_count(e) == 1,
+            Anchor::Runners(r) => Arc::strong_count(r) == 1,
+            Anchor::Node(n) => Arc::strong_count(n) == 1,
+            Anchor::Job(j) => Arc::strong_count(j) == 1,
+            Anchor::Spec(s) => Arc::strong_count(s) == 1,
+            Anchor::Nodes(_) => true,
+        }
+    }
+}
+
+/// Where a digest struct lies in memory, and its digest once computed.
+#[derive(Debug, Clone)]
+struct Region {
+    end: usize,
+    kind: DigestKind,
+    /// The key of the anchor that keeps it alive.
+    anchor: usize,
+    digest: Option<Fingerprint>,
+}
+
+/// Digests of the allocs, alloc runners and evals of the worlds
+/// fingerprinted so far, by where they lie in memory: most states share
+/// them with their parent (`Arc`s), so each is hashed once while it lives.
+///
+/// Sound because the cache holds a clone of every `Arc` whose value it
+/// records (an alloc, an eval, a client's map of runners), so the memory
+/// of a recorded value is neither freed nor written (an `Arc` shared with
+/// the cache is copied before it is written) while it is recorded: a
+/// struct whose first field lies inside a recorded value's memory is that
+/// value, and its digest is the one recorded. The hasher finds a digest
+/// struct by the address of its first field, which it only compares with
+/// recorded addresses. A value no world holds any more (only the cache
+/// does) is dropped together with its record. The digests depend on the
+/// hashing mode (canonical, the window's index), which the cache keeps;
+/// another mode empties it. Values the cache does not record (an alloc in
+/// a reply not yet delivered, say) are hashed the same way, only not kept.
+#[derive(Debug, Clone, Default)]
+pub struct DigestCache {
+    mode: Option<(bool, u64)>,
+    /// The values kept alive: an `Arc` by the address of its value, a
+    /// node table by a number of its own (odd, so never an address).
+    anchors: BTreeMap<usize, Anchor>,
+    regions: BTreeMap<usize, Region>,
+    /// Node tables taken so far (numbers them).
+    tables: usize,
+    /// Anchors past which unused ones are dropped.
+    limit: usize,
+}
+
+impl DigestCache {
+    /// An empty cache.
+    pub fn new() -> DigestCache {
+        DigestCache::default()
+    }
+
+    /// Records the shared values of `sim`, hashed in `mode`.
+    fn register(&mut self, sim: &Sim, mode: (bool, u64)) {
+        if self.mode != Some(mode) {
+            self.anchors.clear();
+            self.regions.clear();
+            self.mode = Some(mode);
+        }
+        let state = &sim.server.state;
+        for alloc in state.allocs.values() {
+            self.alloc(alloc);
+        }
+        for eval in state.evals.values() {
+            self.arc(eval, DigestKind::Eval, Anchor::Eval);
+        }
+        for record in state.jobs.values() {
+            self.arc(&record.job, DigestKind::Job, Anchor::Job);
+            for spec in record.specs.values() {
+                self.arc(spec, DigestKind::Spec, Anchor::Spec);
+            }
+        }
+        if state.nodes.values().any(|node| {
+            self.lookup(DigestKind::Node, std::ptr::from_ref(node) as usize)
+                .is_none()
+        }) {
+            self.tables += 1;
+            let key = 2 * self.tables + 1;
+            let table = state.nodes.clone();
+            for node in table.values() {
+                let at = std::ptr::from_ref(node) as usize;
+                if self.lookup(DigestKind::Node, at).is_none() {
+                    self.region(at, std::mem::size_of::<NodeRecord>(), DigestKind::Node, key);
+                }
+            }
+            self.anchors.insert(key, Anchor::Nodes(table));
+        }
+        for client in sim.clients.values() {
+            self.arc(&client.record, DigestKind::Node, Anchor::Node);
+            let start = Arc::as_ptr(&client.runners) as usize;
+            if let std::collections::btree_map::Entry::Vacant(slot) = self.anchors.entry(start) {
+                slot.insert(Anchor::Runners(client.runners.clone()));
+                for runner in client.runners.values() {
+                    let at = std::ptr::from_ref(runner) as usize;
+                    self.region(
+                        at,
+                        std::mem::size_of::<AllocRunner>(),
+                        DigestKind::Runner,
+                        start,
+                    );
+                }
+            }
+            for runner in client.runners.values() {
+                self.alloc(&runner.alloc);
+            }
+        }
+        if self.anchors.len() > self.limit {
+            self.prune();
+        }
+    }
+
+    fn alloc(&mut self, alloc: &Arc<Allocation>) {
+        if self.arc(alloc, DigestKind::Alloc, Anchor::Alloc)
+            && let Some(job) = &alloc.job
+        {
+            self.arc(job, DigestKind::Job, Anchor::Job);
+        }
+    }
+
+    /// Records the value of `arc`; whether it was new.
+    fn arc<T>(&mut self, arc: &Arc<T>, kind: DigestKind, anchor: fn(Arc<T>) -> Anchor) -> bool {
+        let start = Arc::as_ptr(arc) as usize;
+        if self.anchors.contains_key(&start) {
+            return false;
+        }
+        self.anchors.insert(start, anchor(arc.clone()));
+        self.region(start, std::mem::size_of::<T>(), kind, start);
+        true
+    }
+
+    fn region(&mut self, start: usize, size: usize, kind: DigestKind, anchor: usize) {
+        self.regions.insert(
+            start,
+            Region {
+                end: start + size.max(1),
+                kind,
+                anchor,
+                digest: None,
+            },
+        );
+    }
+
+    /// Drops the values only the cache still holds (and the node tables),
+    /// with their records.
+    fn prune(&mut self) {
+        // Maps of runners first: they may hold the last other clone of an
+        // alloc, and allocs before jobs.
+        for pass in 0..3 {
+            self.anchors.retain(|_, anchor| {
+                let this_pass = match anchor {
+                    Anchor::Runners(_) | Anchor::Nodes(_) => 0,
+                    Anchor::Alloc(_) | Anchor::Eval(_) | Anchor::Node(_) => 1,
+                    Anchor::Job(_) | Anchor::Spec(_) => 2,
+                };
+                this_pass != pass || !anchor.unused()
+            });
+        }
+        let anchors = &self.anchors;
+        self.regions
+            .retain(|_, region| anchors.contains_key(&region.anchor));
+        self.limit = (2 * self.anchors.len()).max(4_096);
+    }
+
+    /// The recorded value of `kind` whose memory holds `address`: its
+    /// start and its digest if known.
+    fn lookup(&self, kind: DigestKind, address: usize) -> Option<(usize, Option<Fingerprint>)> {
+        let (start, region) = self.regions.range(..=address).next_back()?;
+        (address < region.end && region.kind == kind).then_some((*start, region.digest))
+    }
+
+    fn store(&mut self, start: usize, digest: Fingerprint) {
+        if let Some(region) = self.regions.get_mut(&start) {
+            region.digest = Some(digest);
+        }
+    }
+}
 
 /// Whether `s` is shaped like the server's generated IDs
 /// (`8-4-4-4-12` hex digits).
@@ -88,11 +355,11 @@ fn name_word(key: &'static str) -> u64 {
 const K1: u64 = 0x9e37_79b9_7f4a_7c15;
 const K2: u64 = 0xc2b2_ae3d_27d4_eb4f;
 
-impl Hasher {
+impl<'c> Hasher<'c> {
     const A0: u64 = 0x243f_6a88_85a3_08d3;
     const B0: u64 = 0x1319_8a2e_0370_7344;
 
-    fn new(canonical: bool, split: u64) -> Hasher {
+    fn new(canonical: bool, split: u64, cache: Option<&'c mut DigestCache>) -> Hasher<'c> {
         Hasher {
             a: Hasher::A0,
             b: Hasher::B0,
@@ -101,7 +368,71 @@ impl Hasher {
             split_int: false,
             split,
             maps: Vec::new(),
+            structs: 0,
+            subs: Vec::new(),
+            cache,
         }
+    }
+
+    /// Whether the fields of the innermost struct are skipped (its digest
+    /// is known).
+    fn skipping(&self) -> bool {
+        self.subs
+            .last()
+            .is_some_and(|sub| sub.depth == self.structs && matches!(sub.state, SubState::Known(_)))
+    }
+
+    /// Before a field of the innermost struct: if it is a digest struct
+    /// whose first field this is, looks its digest up by the field's
+    /// address (which lies inside the struct).
+    fn first_field(&mut self, address: usize) {
+        let Some(sub) = self.subs.last_mut() else {
+            return;
+        };
+        if sub.depth != self.structs || !matches!(sub.state, SubState::Pending) {
+            return;
+        }
+        sub.state = match self
+            .cache
+            .as_deref()
+            .and_then(|c| c.lookup(sub.kind, address))
+        {
+            Some((_, Some(digest))) => SubState::Known(digest),
+            Some((start, None)) => SubState::Hashing(Some(start)),
+            None => SubState::Hashing(None),
+        };
+    }
+
+    /// At the end of a struct: if it is a digest struct, its digest
+    /// (computed or known) is fed to the enclosing value.
+    fn end_struct(&mut self) {
+        let depth = self.structs;
+        self.structs = self.structs.saturating_sub(1);
+        if self.subs.last().is_none_or(|sub| sub.depth != depth) {
+            self.word(0x656e64);
+            return;
+        }
+        let Some(sub) = self.subs.pop() else {
+            return;
+        };
+        let digest = match sub.state {
+            SubState::Known(digest) => digest,
+            SubState::Pending | SubState::Hashing(None) => {
+                self.word(0x656e64);
+                self.finish()
+            }
+            SubState::Hashing(Some(start)) => {
+                self.word(0x656e64);
+                let digest = self.finish();
+                if let Some(cache) = self.cache.as_deref_mut() {
+                    cache.store(start, digest);
+                }
+                digest
+            }
+        };
+        (self.a, self.b, self.drop_int, self.split_int) = sub.saved;
+        self.word((digest >> 64) as u64);
+        self.word(digest as u64);
     }
 
     fn end_entry(&mut self) {
@@ -175,7 +506,7 @@ macro_rules! widen {
 /// A serde serializer that feeds the hasher the data's values and shape
 /// (tags, lengths, variant numbers) without formatting any text: field
 /// names are fixed by the types, so only their values are hashed.
-impl serde::Serializer for &mut Hasher {
+impl serde::Serializer for &mut Hasher<'_> {
     type Ok = ();
     type Error = NoError;
     type SerializeSeq = Self;
@@ -185,6 +516,12 @@ impl serde::Serializer for &mut Hasher {
     type SerializeMap = Self;
     type SerializeStruct = Self;
     type SerializeStructVariant = Self;
+
+    /// Not human-readable: [`crate::model::Time`] hashes as its integer,
+    /// without formatting RFC 3339 text.
+    fn is_human_readable(&self) -> bool {
+        false
+    }
 
     widen! {
         serialize_i8(i8) => serialize_i64(i64),
@@ -304,7 +641,18 @@ impl serde::Serializer for &mut Hasher {
         }
         Ok(self)
     }
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self, NoError> {
+    fn serialize_struct(self, name: &'static str, _: usize) -> Result<Self, NoError> {
+        self.structs += 1;
+        if let Some(kind) = DigestKind::of(name) {
+            self.subs.push(SubFrame {
+                saved: (self.a, self.b, self.drop_int, self.split_int),
+                depth: self.structs,
+                kind,
+                state: SubState::Pending,
+            });
+            (self.a, self.b, self.drop_int, self.split_int) =
+                (Hasher::A0, Hasher::B0, false, false);
+        }
         Ok(self)
     }
     fn serialize_struct_variant(
@@ -314,6 +662,7 @@ impl serde::Serializer for &mut Hasher {
         _: &'static str,
         _: usize,
     ) -> Result<Self, NoError> {
+        self.structs += 1;
         self.word(u64::from(index));
         Ok(self)
     }
@@ -321,7 +670,7 @@ impl serde::Serializer for &mut Hasher {
 
 macro_rules! compound {
     ($($trait:ident :: $method:ident),*) => {$(
-        impl serde::ser::$trait for &mut Hasher {
+        impl serde::ser::$trait for &mut Hasher<'_> {
             type Ok = ();
             type Error = NoError;
             fn $method<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), NoError> {
@@ -344,7 +693,7 @@ compound!(
 
 /// In canonical mode a map is hashed as the multiset of its entries: its
 /// order follows its keys, and keys that are generated IDs say nothing.
-impl serde::ser::SerializeMap for &mut Hasher {
+impl serde::ser::SerializeMap for &mut Hasher<'_> {
     type Ok = ();
     type Error = NoError;
     fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> Result<(), NoError> {
@@ -377,10 +726,17 @@ impl serde::ser::SerializeMap for &mut Hasher {
 
 macro_rules! fields {
     ($($trait:ident),*) => {$(
-        impl serde::ser::$trait for &mut Hasher {
+        impl serde::ser::$trait for &mut Hasher<'_> {
             type Ok = ();
             type Error = NoError;
             fn serialize_field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Result<(), NoError> {
+                // The field's address finds a digest struct's known digest
+                // (it is only compared with the addresses of values the
+                // cache keeps alive, never read through).
+                self.first_field(std::ptr::from_ref(value).cast::<u8>() as usize);
+                if self.skipping() {
+                    return Ok(());
+                }
                 // Fields left out (`skip_serializing_if`) change the shape:
                 // the name keeps two shapes apart.
                 self.word(name_word(key));
@@ -401,12 +757,15 @@ macro_rules! fields {
                 value.serialize(&mut **self)
             }
             fn skip_field(&mut self, key: &'static str) -> Result<(), NoError> {
+                if self.skipping() {
+                    return Ok(());
+                }
                 self.word(name_word(key));
                 self.word(0x736b6970);
                 Ok(())
             }
             fn end(self) -> Result<(), NoError> {
-                self.word(0x656e64);
+                self.end_struct();
                 Ok(())
             }
         }
@@ -503,6 +862,29 @@ pub fn fingerprint<X: Serialize>(
     canonical: bool,
     window_index: u64,
 ) -> Fingerprint {
+    fingerprint_with(sim, extra, canonical, window_index, None)
+}
+
+/// [`fingerprint`], reusing the digests of the allocs, alloc runners and
+/// evals `cache` recorded for earlier worlds (the same value either way).
+pub fn fingerprint_cached<X: Serialize>(
+    sim: &Sim,
+    extra: &X,
+    canonical: bool,
+    window_index: u64,
+    cache: &mut DigestCache,
+) -> Fingerprint {
+    cache.register(sim, (canonical, window_index));
+    fingerprint_with(sim, extra, canonical, window_index, Some(cache))
+}
+
+fn fingerprint_with<X: Serialize>(
+    sim: &Sim,
+    extra: &X,
+    canonical: bool,
+    window_index: u64,
+    cache: Option<&mut DigestCache>,
+) -> Fingerprint {
     let view = View {
         tick: sim.tick,
         rng: (!canonical).then_some(&sim.rng),
@@ -513,7 +895,7 @@ pub fn fingerprint<X: Serialize>(
         worker_scheduled: sim.worker_scheduled,
         extra,
     };
-    let mut hasher = Hasher::new(canonical, window_index);
+    let mut hasher = Hasher::new(canonical, window_index, cache);
     // Hashing plain data cannot fail; if it ever did, the partial hash is
     // still a valid (weaker) key.
     let _ = view.serialize(&mut hasher);
@@ -524,7 +906,7 @@ pub fn fingerprint<X: Serialize>(
 /// fingerprint `fp`, together with per-path data (`extra`) hashed on its
 /// own (so the world's hash can be kept and compared apart).
 pub fn extend<X: Serialize>(fp: Fingerprint, extra: &X, canonical: bool) -> Fingerprint {
-    let mut hasher = Hasher::new(canonical, 0);
+    let mut hasher = Hasher::new(canonical, 0, None);
     hasher.word((fp >> 64) as u64);
     hasher.word(fp as u64);
     let _ = extra.serialize(&mut hasher);

@@ -57,10 +57,11 @@ fn routine(entry: &TraceEntry, failing: &mut Vec<(String, String)>) -> bool {
             failing.retain(|(n, _)| **n != *change.node);
             false
         }
-        TraceEvent::HeartbeatMissed {
-            node, requested, ..
-        } => {
-            let key = (node.to_string(), format!("heartbeat {requested}"));
+        TraceEvent::HeartbeatMissed(missed) => {
+            let key = (
+                missed.node.to_string(),
+                format!("heartbeat {}", missed.requested),
+            );
             if failing.contains(&key) {
                 true
             } else {
@@ -178,11 +179,10 @@ pub fn mermaid(entries: &[TraceEntry]) -> String {
                     }
                 ))
             }
-            TraceEvent::HeartbeatMissed {
-                node, requested, ..
-            } => Some(format!(
-                "Note over Server: heartbeat of {} missed → {requested}",
-                clean(node)
+            TraceEvent::HeartbeatMissed(missed) => Some(format!(
+                "Note over Server: heartbeat of {} missed → {}",
+                clean(&missed.node),
+                missed.requested
             )),
             TraceEvent::NodeStatus(change) => Some(format!(
                 "Note over Server: node {} {} → {}",

@@ -200,12 +200,15 @@ pub struct TaskState {
 /// `Allocation.TaskStates`: task name → state, sorted by name. An alloc
 /// has one task or a few, so a sorted list holds them in about a tenth of
 /// what a `BTreeMap` node takes (the history keeps every alloc version).
-/// It serializes, prints, compares and iterates as the
-/// `BTreeMap<String, TaskState>` it stands for.
-#[derive(Clone, Default, PartialEq, Eq)]
+/// Clones share the list until one of them changes it: the client's
+/// states, the update it sends and the alloc versions the server writes
+/// from it hold one copy. It serializes, prints, compares and iterates as
+/// the `BTreeMap<String, TaskState>` it stands for.
+#[derive(Clone, Default)]
 pub struct TaskStates {
-    /// (task, state), sorted by task, tasks unique.
-    tasks: Vec<(String, TaskState)>,
+    /// (task, state), sorted by task, tasks unique; `None` when empty.
+    #[allow(clippy::rc_buffer)]
+    tasks: Option<Arc<Vec<(String, TaskState)>>>,
 }
 
 /// One task's entry as a pair of references.
@@ -236,31 +239,47 @@ impl TaskStates {
         Self::default()
     }
 
+    /// A list (sorted, tasks unique) as task states.
+    fn from_sorted(tasks: Vec<(String, TaskState)>) -> Self {
+        TaskStates {
+            tasks: (!tasks.is_empty()).then(|| Arc::new(tasks)),
+        }
+    }
+
+    /// The (task, state) list.
+    fn tasks(&self) -> &[(String, TaskState)] {
+        self.tasks.as_deref().map_or(&[], Vec::as_slice)
+    }
+
+    /// The (task, state) list, to change (copied first if shared).
+    fn tasks_mut(&mut self) -> &mut Vec<(String, TaskState)> {
+        Arc::make_mut(self.tasks.get_or_insert_with(Default::default))
+    }
+
     /// Number of tasks.
     pub fn len(&self) -> usize {
-        self.tasks.len()
+        self.tasks().len()
     }
 
     /// Whether there are no tasks.
     pub fn is_empty(&self) -> bool {
-        self.tasks.is_empty()
+        self.tasks().is_empty()
     }
 
     fn position(&self, task: &str) -> Result<usize, usize> {
-        self.tasks
+        self.tasks()
             .binary_search_by(|(name, _)| name.as_str().cmp(task))
     }
 
     /// The state of `task`.
     pub fn get(&self, task: &str) -> Option<&TaskState> {
-        self.position(task).ok().map(|index| &self.tasks[index].1)
+        self.position(task).ok().map(|index| &self.tasks()[index].1)
     }
 
     /// The state of `task`, to change.
     pub fn get_mut(&mut self, task: &str) -> Option<&mut TaskState> {
-        self.position(task)
-            .ok()
-            .map(|index| &mut self.tasks[index].1)
+        let index = self.position(task).ok()?;
+        Some(&mut self.tasks_mut()[index].1)
     }
 
     /// Whether `task` has a state.
@@ -271,9 +290,9 @@ impl TaskStates {
     /// Sets the state of `task`; returns the old one.
     pub fn insert(&mut self, task: String, state: TaskState) -> Option<TaskState> {
         match self.position(&task) {
-            Ok(index) => Some(std::mem::replace(&mut self.tasks[index].1, state)),
+            Ok(index) => Some(std::mem::replace(&mut self.tasks_mut()[index].1, state)),
             Err(index) => {
-                self.tasks.insert(index, (task, state));
+                self.tasks_mut().insert(index, (task, state));
                 None
             }
         }
@@ -281,34 +300,42 @@ impl TaskStates {
 
     /// (task, state) in task order.
     pub fn iter(&self) -> TaskStatesIter<'_> {
-        self.tasks.iter().map(task_pair)
+        self.tasks().iter().map(task_pair)
     }
 
     /// (task, state) in task order, the states to change.
     pub fn iter_mut(&mut self) -> TaskStatesIterMut<'_> {
-        self.tasks.iter_mut().map(task_pair_mut)
+        self.tasks_mut().iter_mut().map(task_pair_mut)
     }
 
     /// Task names in order.
     pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> {
-        self.tasks.iter().map(|(name, _)| name)
+        self.tasks().iter().map(|(name, _)| name)
     }
 
     /// States in task order.
     pub fn values(&self) -> impl DoubleEndedIterator<Item = &TaskState> {
-        self.tasks.iter().map(|(_, state)| state)
+        self.tasks().iter().map(|(_, state)| state)
     }
 
     /// States in task order, to change.
     pub fn values_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut TaskState> {
-        self.tasks.iter_mut().map(|(_, state)| state)
+        self.tasks_mut().iter_mut().map(|(_, state)| state)
     }
 
     /// The same states as a `BTreeMap`.
     pub fn to_map(&self) -> BTreeMap<String, TaskState> {
-        self.tasks.iter().cloned().collect()
+        self.tasks().iter().cloned().collect()
     }
 }
+
+impl PartialEq for TaskStates {
+    fn eq(&self, other: &Self) -> bool {
+        self.tasks() == other.tasks()
+    }
+}
+
+impl Eq for TaskStates {}
 
 impl<'a> IntoIterator for &'a TaskStates {
     type Item = (&'a String, &'a TaskState);
@@ -340,18 +367,17 @@ impl From<BTreeMap<String, TaskState>> for TaskStates {
     fn from(map: BTreeMap<String, TaskState>) -> Self {
         let mut tasks: Vec<(String, TaskState)> = map.into_iter().collect();
         tasks.shrink_to_fit();
-        TaskStates { tasks }
+        TaskStates::from_sorted(tasks)
     }
 }
 
 impl From<&BTreeMap<String, TaskState>> for TaskStates {
     fn from(map: &BTreeMap<String, TaskState>) -> Self {
-        TaskStates {
-            tasks: map
-                .iter()
+        TaskStates::from_sorted(
+            map.iter()
                 .map(|(task, state)| (task.clone(), state.clone()))
                 .collect(),
-        }
+        )
     }
 }
 

@@ -308,14 +308,25 @@ impl std::str::FromStr for Time {
 }
 
 impl Serialize for Time {
+    /// An RFC 3339 string for human-readable formats (JSON); an integer of
+    /// Unix nanoseconds (Go's zero time as `i64::MIN`) for the others, such
+    /// as explore mode's state fingerprints, which need no text.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.to_rfc3339())
+        if s.is_human_readable() {
+            s.serialize_str(&self.to_rfc3339())
+        } else {
+            s.serialize_i64(self.0)
+        }
     }
 }
 
 impl<'de> Deserialize<'de> for Time {
-    /// An RFC 3339 string; `null` is Go's zero time.
+    /// An RFC 3339 string; `null` is Go's zero time. (Formats that are not
+    /// human-readable read the integer [`Time`]'s `Serialize` writes.)
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        if !d.is_human_readable() {
+            return i64::deserialize(d).map(Time);
+        }
         match Option::<String>::deserialize(d)? {
             None => Ok(Time::ZERO),
             Some(text) => Time::parse_rfc3339(&text).map_err(serde::de::Error::custom),
@@ -411,6 +422,26 @@ mod tests {
         assert!(Time::parse_rfc3339("2026-13-01T00:00:00Z").is_err());
         assert!(Time::parse_rfc3339("2026-01-01 12:00").is_err());
         assert!(Time::parse_rfc3339("0500-01-01T00:00:00Z").is_err());
+    }
+
+    /// JSON (human-readable) keeps the RFC 3339 text, `null` reading as
+    /// Go's zero time; only formats that are not human-readable (explore
+    /// mode's fingerprints) get the integer.
+    #[test]
+    fn json_keeps_rfc3339_text_and_round_trips() {
+        for text in ["2026-01-01T12:00:00Z", "0001-01-01T00:00:00Z"] {
+            let t = Time::parse_rfc3339(text).unwrap();
+            let json = serde_json::to_string(&t).unwrap();
+            assert_eq!(json, format!("\"{text}\""));
+            assert_eq!(serde_json::from_str::<Time>(&json).unwrap(), t);
+        }
+        assert_eq!(serde_json::from_str::<Time>("null").unwrap(), Time::ZERO);
+        let value = serde_json::to_value(Time(1_500_000_000)).unwrap();
+        assert_eq!(value, serde_json::json!("1970-01-01T00:00:01.5Z"));
+        assert_eq!(
+            serde_json::from_value::<Time>(value).unwrap(),
+            Time(1_500_000_000)
+        );
     }
 
     #[test]

@@ -113,8 +113,10 @@ pub struct ClusterInput {
     pub eval_id: String,
     /// The evaluation's priority.
     pub eval_priority: i64,
-    /// Tainted nodes; `None` = garbage-collected.
-    pub tainted_nodes: BTreeMap<String, Option<Node>>,
+    /// Tainted nodes; `None` = garbage-collected. Shared: the simulator
+    /// hands every eval the same map of the cluster's tainted nodes (a
+    /// superset of the allocs' nodes, which is all the reconciler looks up).
+    pub tainted_nodes: Arc<BTreeMap<String, Option<Node>>>,
     /// The clock.
     pub now: Time,
 }
@@ -788,10 +790,15 @@ impl Reconciler<'_, '_> {
         let mut stops: Vec<StopResult> = Vec::new();
         let mut place_out: Vec<PlaceResult> = Vec::new();
 
-        // `filterServerTerminalAllocs`.
-        let (mut all, dropped) = all.into_partition_pos(|p| {
-            !t.facts(p).server_terminal || filters::kept_unless_server_terminal(t.alloc(p))
-        });
+        // `filterServerTerminalAllocs` (nothing to drop when no alloc is
+        // server-terminal).
+        let (mut all, dropped) = if t.any_server_terminal() {
+            all.into_partition_pos(|p| {
+                !t.facts(p).server_terminal || filters::kept_unless_server_terminal(t.alloc(p))
+            })
+        } else {
+            (all, PosSet::new())
+        };
         for (p, a) in dropped.iter(t) {
             self.explain.classify(
                 t.slot(p),
@@ -841,10 +848,18 @@ impl Reconciler<'_, '_> {
             untainted: PosSet::with_capacity(all.len()),
             ..Default::default()
         };
+        // Whether every untainted alloc is plainly running (the sets hold
+        // the table's allocs): then the reschedule split keeps them all
+        // untainted, and their decision (keep) is taken here.
+        let mut untainted_plain = true;
         for (p, a) in all.iter(t) {
             let f = t.facts(p);
+            let plain = f.cat == AllocCategory::Untainted && f.plainly_running;
+            untainted_plain &=
+                plain || !matches!(f.cat, AllocCategory::Untainted | AllocCategory::Filtered);
             let default = match f.cat {
                 AllocCategory::Ignore => Decision::Ignore,
+                AllocCategory::Untainted if plain => Decision::Keep,
                 AllocCategory::Untainted | AllocCategory::Migrate => Decision::Skip,
                 _ => Decision::Keep,
             };
@@ -853,7 +868,14 @@ impl Reconciler<'_, '_> {
         }
         du.ignore += c.ignore.len() as u64;
 
-        let split = self.split_rescheduleable(&c.untainted, false);
+        let split = if untainted_plain {
+            Split {
+                untainted: std::mem::take(&mut c.untainted),
+                ..Default::default()
+            }
+        } else {
+            self.split_rescheduleable(&c.untainted, false)
+        };
         let msplit = self.split_rescheduleable(&c.migrate, false);
         let mut reschedule_now = split.now;
         reschedule_now.union_with(&msplit.now);
@@ -866,8 +888,10 @@ impl Reconciler<'_, '_> {
             reschedule_later: split.later.into_iter().chain(msplit.later).collect(),
             reconnecting: PosSet::new(),
         };
-        for p in sets.untainted.positions() {
-            self.explain.decide(t.slot(p), Decision::Keep);
+        if !untainted_plain {
+            for p in sets.untainted.positions() {
+                self.explain.decide(t.slot(p), Decision::Keep);
+            }
         }
         for p in sets.migrate.positions() {
             self.explain.decide(t.slot(p), Decision::Migrate);

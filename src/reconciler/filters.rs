@@ -158,6 +158,7 @@ impl<'a> TaintedIndex<'a> {
         }
     }
     /// The entry of node `id`, if it is tainted.
+    #[inline]
     pub fn get(&self, id: &str) -> Option<&'a Option<Node>> {
         if self.slots.is_empty() {
             return None;
@@ -208,6 +209,24 @@ pub(crate) fn id_prefix(s: &str) -> u128 {
         v |= u128::from(*x) << (8 * (15 - i));
     }
     v
+}
+
+/// Whether [`classify_alloc_on`] is sure to answer untainted by
+/// [`ClassifyRule::NodeFine`], read from a few fields: a plainly running
+/// alloc without a migrate transition on a node that is not tainted, which
+/// has no alloc states to mark it as reconnecting (under the task event
+/// marker this answers false: that marker reads the task states).
+#[inline]
+pub(crate) fn plainly_fine(
+    alloc: &Allocation,
+    tainted: Option<&Option<Node>>,
+    cx: &FilterContext<'_>,
+) -> bool {
+    tainted.is_none()
+        && plainly_running(alloc)
+        && !alloc.desired_transition.should_migrate()
+        && alloc.alloc_states.is_empty()
+        && cx.rules.reconnect_marker != ReconnectMarker::TaskEvent
 }
 
 /// [`classify_alloc`] with the alloc's entry in the tainted nodes already

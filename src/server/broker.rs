@@ -4,6 +4,7 @@
 //! flight, the others queued per job; delayed evals waiting for their
 //! `WaitUntil`; blocked evals, one per job, waiting for capacity.
 
+use crate::sim::chunk_map::ChunkMap;
 use crate::sim::queue::Tick;
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
@@ -21,8 +22,9 @@ pub struct Broker {
     pub job_active: BTreeMap<String, String>,
     /// Evals queued behind the active one, per job: (seq, priority, id).
     pub queued: BTreeMap<String, Vec<(u64, i64, String)>>,
-    /// Delayed evals and when they become ready.
-    pub delayed: BTreeMap<String, Tick>,
+    /// Delayed evals and when they become ready (many wait for long: the
+    /// history's checkpoints share the chunks left alone in between).
+    pub delayed: ChunkMap<String, Tick>,
     /// The blocked eval of each job.
     pub blocked: BTreeMap<String, String>,
 }

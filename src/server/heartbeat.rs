@@ -10,7 +10,7 @@ use super::{Server, ServerEffect, tick_time};
 use crate::model::{DesiredStatus, NodeStatus};
 use crate::sim::queue::Tick;
 use crate::sim::rng::Rng;
-use crate::sim::trace::TraceEvent;
+use crate::sim::trace::{HeartbeatMissed, TraceEvent};
 
 impl Server {
     /// Resets a node's timer; returns the TTL to tell the client.
@@ -50,11 +50,13 @@ impl Server {
     ) {
         self.state.heartbeat_timers.remove(node);
         let (requested, reason) = self.disconnect_state(now, node);
-        out.push(ServerEffect::Trace(TraceEvent::HeartbeatMissed {
-            node: node.into(),
-            requested: requested.as_str().into(),
-            reason: reason.into(),
-        }));
+        out.push(ServerEffect::Trace(TraceEvent::HeartbeatMissed(Box::new(
+            HeartbeatMissed {
+                node: node.into(),
+                requested: requested.as_str().into(),
+                reason: reason.into(),
+            },
+        ))));
         if self.state.nodes.contains_key(node) {
             let _ =
                 self.update_node_status(now, node, requested, "node heartbeat missed", rng, out);

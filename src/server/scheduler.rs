@@ -23,7 +23,9 @@ use crate::reconciler::node::{NodeReconciler, NodeRules, TerminalByNodeByName};
 use crate::reconciler::rules::ReconcilerRules;
 use crate::scenario::format::JobSpec;
 use crate::sim::queue::Tick;
-use crate::sim::trace::{AllocReason, EvalProcessed, GroupUpdates, Text, TraceEvent, short};
+use crate::sim::trace::{
+    AllocReason, BrokerState, EvalProcessed, GroupUpdates, Text, TraceEvent, short,
+};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -220,16 +222,6 @@ pub fn node_rules(version: crate::profile::Version) -> NodeRules {
     }
 }
 
-/// An ID's first eight bytes as a big-endian integer (zero-padded): IDs
-/// ordered by (this, ID) are searched with one integer comparison per step
-/// where their first eight bytes differ, as node IDs mostly do.
-fn id_prefix(id: &str) -> u64 {
-    let mut bytes = [0u8; 8];
-    let n = id.len().min(8);
-    bytes[..n].copy_from_slice(&id.as_bytes()[..n]);
-    u64::from_be_bytes(bytes)
-}
-
 /// A new ID from a seed and a counter (the server's ID scheme, usable while
 /// the server is borrowed).
 fn make_id(seed: u64, counter: u64) -> String {
@@ -247,7 +239,7 @@ impl Server {
         let Some(id) = self.state.broker.dequeue(wanted.as_deref()) else {
             out.push(ServerEffect::Trace(TraceEvent::EvalState {
                 eval: wanted.unwrap_or_default().into(),
-                state: "not-ready".into(),
+                state: BrokerState::NotReady,
                 reason: "no such ready eval".into(),
             }));
             return;
@@ -337,61 +329,61 @@ impl Server {
         }
     }
 
-    /// Nomad's `taintedNodes`: the nodes of `allocs` that are down,
-    /// disconnected or draining, or gone (`None`).
+    /// The nodes that are down, disconnected or draining, or gone (`None`),
+    /// of the whole cluster: a superset of Nomad's `taintedNodes` (the
+    /// tainted nodes of a job's allocs), which the cluster reconciler only
+    /// looks up by an alloc's node, so it decides the same.
     ///
-    /// The allocs' nodes are looked up among the cluster's tainted nodes
-    /// only (few, and usually none), kept in [`super::TaintedCache`]
-    /// between node writes: far fewer lookups than one per alloc in the
-    /// whole node table. Nodes are never removed and allocs are placed
+    /// Kept in [`super::TaintedCache`] between node writes and shared by
+    /// every eval until then. Nodes are never removed and allocs are placed
     /// only on stored nodes, so no alloc's node is gone (debug builds check
     /// it, and that the cache is current).
-    fn tainted_nodes(&mut self, allocs: &[Arc<Allocation>]) -> BTreeMap<String, Option<Node>> {
+    fn cluster_tainted_nodes(
+        &mut self,
+        allocs: &[Arc<Allocation>],
+    ) -> Arc<BTreeMap<String, Option<Node>>> {
         debug_assert!(
             allocs
                 .iter()
                 .all(|a| self.state.nodes.contains_key(&a.node_id)),
             "an alloc's node is not stored"
         );
-        let cluster = match &self.state.tainted_cache.0 {
+        match &self.state.tainted_cache.0 {
             Some(cluster) => {
                 debug_assert!(
-                    **cluster == *self.cluster_tainted(),
+                    **cluster == self.cluster_tainted(),
                     "stale tainted-node cache"
                 );
                 Arc::clone(cluster)
             }
             None => {
-                let cluster = self.cluster_tainted();
+                let cluster = Arc::new(self.cluster_tainted());
                 self.state.tainted_cache = super::TaintedCache(Some(Arc::clone(&cluster)));
                 cluster
             }
-        };
+        }
+    }
+
+    /// Nomad's `taintedNodes`: the nodes of `allocs` that are down,
+    /// disconnected or draining, or gone (`None`) (the node reconciler of
+    /// system jobs also asks which nodes are tainted, so it gets exactly
+    /// these).
+    fn tainted_nodes(&mut self, allocs: &[Arc<Allocation>]) -> BTreeMap<String, Option<Node>> {
+        let cluster = self.cluster_tainted_nodes(allocs);
         if cluster.is_empty() {
             return BTreeMap::new();
         }
-        let mut found: Vec<usize> = allocs
+        allocs
             .iter()
-            .filter_map(|alloc| {
-                let key = (id_prefix(&alloc.node_id), alloc.node_id.as_str());
-                cluster
-                    .binary_search_by(|t| (t.prefix, t.id.as_str()).cmp(&key))
-                    .ok()
-            })
-            .collect();
-        found.sort_unstable();
-        found.dedup();
-        found
-            .into_iter()
-            .map(|i| (cluster[i].id.clone(), Some(cluster[i].node.clone())))
+            .filter_map(|alloc| cluster.get_key_value(&alloc.node_id))
+            .map(|(id, node)| (id.clone(), node.clone()))
             .collect()
     }
 
     /// The nodes that are down, disconnected or draining (what
     /// [`super::TaintedCache`] holds).
-    fn cluster_tainted(&self) -> Arc<[super::TaintedNode]> {
-        let mut cluster: Vec<super::TaintedNode> = self
-            .state
+    fn cluster_tainted(&self) -> BTreeMap<String, Option<Node>> {
+        self.state
             .nodes
             .iter()
             .filter(|(_, record)| {
@@ -400,14 +392,8 @@ impl Server {
                     NodeStatus::Down | NodeStatus::Disconnected
                 ) || record.node.draining()
             })
-            .map(|(id, record)| super::TaintedNode {
-                prefix: id_prefix(id),
-                id: id.clone(),
-                node: record.node.clone(),
-            })
-            .collect();
-        cluster.sort_by(|a, b| (a.prefix, a.id.as_str()).cmp(&(b.prefix, b.id.as_str())));
-        cluster.into()
+            .map(|(id, record)| (id.clone(), Some(record.node.clone())))
+            .collect()
     }
 
     /// Service and batch jobs.
@@ -567,23 +553,24 @@ impl Server {
     fn compute_generic(&mut self, now: Tick, eval: &Evaluation, job: Option<&Job>) -> Attempt {
         let now_time = tick_time(now);
         let allocs = self.job_allocs(&eval.job_id);
-        let tainted = self.tainted_nodes(&allocs);
+        let tainted = self.cluster_tainted_nodes(&allocs);
         let mut plan = Plan::default();
 
         // updateNonTerminalAllocsToLost: server-stopped allocs still running
-        // on a down or collected node are lost.
+        // on a down or collected node are lost. (The alloc's own fields are
+        // checked before its node is looked up: few allocs need the lookup.)
         for alloc in &allocs {
-            let down = match tainted.get(&alloc.node_id) {
+            let down = || match tainted.get(&alloc.node_id) {
                 Some(None) => true,
                 Some(Some(node)) => node.status == NodeStatus::Down,
                 None => false,
             };
-            if down
-                && alloc.server_terminal_status()
+            if alloc.server_terminal_status()
                 && matches!(
                     alloc.client_status,
                     ClientStatus::Running | ClientStatus::Pending
                 )
+                && down()
             {
                 plan.stop(
                     alloc,
@@ -608,7 +595,7 @@ impl Server {
             deployment: deployment.clone(),
             deployment_paused: false,
             deployment_failed: false,
-            allocs: allocs.clone(),
+            allocs,
             eval_id: eval.id.clone(),
             eval_priority: eval.priority,
             tainted_nodes: tainted,

@@ -4,7 +4,7 @@
 //! makes the replay exact). Applying an action in the past starts a new
 //! branch; the old one is kept.
 
-use super::trace::{TraceEntry, TraceEvent};
+use super::trace::{AllocSubjects, TraceEntry, TraceEvent};
 use super::{ActionError, Sim, Snapshot};
 use crate::profile::Profile;
 use crate::scenario::ScenarioError;
@@ -47,6 +47,8 @@ pub struct Session {
     checkpoints: Vec<(usize, Arc<Sim>)>,
     records: Vec<StepRecord>,
     branches: Vec<Branch>,
+    /// The allocs the kept reasons are about, one copy each.
+    subjects: AllocSubjects,
 }
 
 /// A session could not be created.
@@ -76,7 +78,11 @@ impl Session {
             .unwrap_or_else(|| "latest".to_string());
         let profile = crate::profile::profile(&name).ok_or(SessionError::UnknownProfile(name))?;
         let mut sim = Sim::new(&scenario, profile.clone());
-        let entries = sim.take_trace();
+        let mut subjects = AllocSubjects::default();
+        let mut entries = sim.take_trace();
+        for entry in &mut entries {
+            subjects.share(&mut entry.event);
+        }
         let actions = scenario.script.clone();
         let records = vec![StepRecord {
             step: 0,
@@ -94,6 +100,7 @@ impl Session {
             sim,
             records,
             branches: Vec::new(),
+            subjects,
         })
     }
 
@@ -172,8 +179,12 @@ impl Session {
             });
         }
         let mut entries = self.sim.take_trace();
-        // The history keeps every step's entries: no spare capacity.
+        // The history keeps every step's entries: no spare capacity, and
+        // one copy of each alloc their reasons name.
         entries.shrink_to_fit();
+        for entry in &mut entries {
+            self.subjects.share(&mut entry.event);
+        }
         let record = StepRecord {
             step: self.cursor,
             action: Some(action),

@@ -29,8 +29,121 @@ pub type Text = Box<str>;
 
 /// A text of the trace that repeats from entry to entry (a node name, a
 /// rejection reason): one `Arc` per distinct text, shared by every entry
-/// that holds it ([`SharedTexts`]).
-pub type SharedText = Arc<str>;
+/// that holds it ([`SharedTexts`]). One pointer wide (the text sits behind
+/// the shared part), so the entries that hold one stay small; it reads,
+/// prints, compares and serializes as the text.
+#[derive(Clone, PartialOrd, Ord)]
+pub struct SharedText(Arc<SharedTextInner>);
+
+/// The shared part of a [`SharedText`].
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct SharedTextInner(Box<str>);
+
+impl SharedText {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0.0
+    }
+
+    /// Whether `a` and `b` are the same shared copy.
+    pub fn ptr_eq(a: &SharedText, b: &SharedText) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+}
+
+impl Default for SharedText {
+    fn default() -> Self {
+        SharedText::from("")
+    }
+}
+
+impl std::ops::Deref for SharedText {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for SharedText {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::borrow::Borrow<str> for SharedText {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl From<&str> for SharedText {
+    fn from(text: &str) -> Self {
+        SharedText(Arc::new(SharedTextInner(text.into())))
+    }
+}
+
+impl From<&String> for SharedText {
+    fn from(text: &String) -> Self {
+        SharedText::from(text.as_str())
+    }
+}
+
+impl From<String> for SharedText {
+    fn from(text: String) -> Self {
+        SharedText(Arc::new(SharedTextInner(text.into_boxed_str())))
+    }
+}
+
+impl From<Box<str>> for SharedText {
+    fn from(text: Box<str>) -> Self {
+        SharedText(Arc::new(SharedTextInner(text)))
+    }
+}
+
+impl PartialEq for SharedText {
+    fn eq(&self, other: &Self) -> bool {
+        SharedText::ptr_eq(self, other) || self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for SharedText {}
+
+impl PartialEq<str> for SharedText {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for SharedText {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for SharedText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::fmt::Debug for SharedText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl Serialize for SharedText {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for SharedText {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(String::deserialize(deserializer)?.into())
+    }
+}
 
 /// A node name in the trace (shared, as [`SharedText`]).
 pub type NodeName = SharedText;
@@ -38,9 +151,10 @@ pub type NodeName = SharedText;
 /// What happened.
 ///
 /// The history keeps every entry, so the common variants are small: texts
-/// are [`Text`]s, node names shared [`NodeName`]s, RPC names one byte
-/// ([`RpcName`]), and the variants with more than three texts sit behind a
-/// `Box` (they serialize as the same flat objects).
+/// are [`Text`]s, node names shared [`NodeName`]s, RPC names and broker
+/// states one byte ([`RpcName`], [`BrokerState`]), and the variants with
+/// three texts or more sit behind a `Box` (they serialize as the same flat
+/// objects).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TraceEvent {
@@ -116,14 +230,7 @@ pub enum TraceEvent {
         deadline: Tick,
     },
     /// A node's heartbeat timer fired.
-    HeartbeatMissed {
-        /// Node.
-        node: NodeName,
-        /// The status the heartbeater asks for.
-        requested: Text,
-        /// Why (which allocs may wait).
-        reason: Text,
-    },
+    HeartbeatMissed(Box<HeartbeatMissed>),
     /// A node changed status.
     NodeStatus(Box<NodeStatusChange>),
     /// A node's drain or eligibility changed.
@@ -136,7 +243,7 @@ pub enum TraceEvent {
     /// A job was registered, updated or stopped.
     Job {
         /// Job ID.
-        job: Text,
+        job: SharedText,
         /// Version after the change.
         version: u64,
         /// What happened.
@@ -149,7 +256,7 @@ pub enum TraceEvent {
         /// Eval ID.
         eval: Text,
         /// New state.
-        state: SharedText,
+        state: BrokerState,
         /// Why.
         reason: SharedText,
     },
@@ -201,6 +308,87 @@ pub enum TraceEvent {
     },
 }
 
+/// [`TraceEvent::HeartbeatMissed`]: a node's heartbeat timer fired.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeartbeatMissed {
+    /// Node.
+    pub node: NodeName,
+    /// The status the heartbeater asks for.
+    pub requested: Text,
+    /// Why (which allocs may wait).
+    pub reason: Text,
+}
+
+/// The state an eval moved to in the broker ([`TraceEvent::EvalState`]),
+/// in one byte; it prints, compares and serializes as its name (`ready`).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum BrokerState {
+    /// `ready`: its `WaitUntil` came.
+    Ready,
+    /// `not-ready`: asked for, but not in the ready set.
+    NotReady,
+    /// `unblocked`: capacity may have appeared.
+    Unblocked,
+    /// `canceled`.
+    Canceled,
+}
+
+impl BrokerState {
+    /// Every state, in order.
+    const ALL: [BrokerState; 4] = [
+        BrokerState::Ready,
+        BrokerState::NotReady,
+        BrokerState::Unblocked,
+        BrokerState::Canceled,
+    ];
+
+    /// The name, e.g. `not-ready`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BrokerState::Ready => "ready",
+            BrokerState::NotReady => "not-ready",
+            BrokerState::Unblocked => "unblocked",
+            BrokerState::Canceled => "canceled",
+        }
+    }
+}
+
+impl std::ops::Deref for BrokerState {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Display for BrokerState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::fmt::Debug for BrokerState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl Serialize for BrokerState {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for BrokerState {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        BrokerState::ALL
+            .into_iter()
+            .find(|known| known.as_str() == name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown eval state {name:?}")))
+    }
+}
+
 /// [`TraceEvent::NodeStatus`]: a node changed status.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NodeStatusChange {
@@ -214,28 +402,116 @@ pub struct NodeStatusChange {
     pub reason: Text,
 }
 
-/// [`TraceEvent::AllocChanged`]: an allocation changed on the server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// [`TraceEvent::AllocChanged`]: an allocation changed on the server. The
+/// alloc's ID and name sit in one shared text, which the history shares
+/// between the entries that name the alloc ([`AllocSubjects`]); it
+/// serializes, prints and compares as the flat `{alloc, name, node,
+/// detail}` it stands for.
+#[derive(Clone)]
 pub struct AllocChange {
-    /// Alloc ID.
-    pub alloc: Text,
-    /// Alloc name.
-    pub name: Text,
+    /// Alloc ID and name.
+    subject: Arc<AllocSubject>,
     /// Node.
     pub node: NodeName,
     /// What changed.
     pub detail: Text,
 }
 
+impl AllocChange {
+    /// The change `detail` of alloc `alloc` named `name` on `node`.
+    pub fn new(alloc: &str, name: &str, node: NodeName, detail: Text) -> Self {
+        AllocChange {
+            subject: Arc::new(AllocSubject::new(alloc, name)),
+            node,
+            detail,
+        }
+    }
+
+    /// Alloc ID.
+    pub fn alloc(&self) -> &str {
+        self.subject.alloc()
+    }
+
+    /// Alloc name.
+    pub fn name(&self) -> &str {
+        self.subject.name()
+    }
+
+    /// The fields, borrowed.
+    fn fields(&self) -> AllocChangeRef<'_> {
+        AllocChangeRef {
+            alloc: self.alloc(),
+            name: self.name(),
+            node: &self.node,
+            detail: &self.detail,
+        }
+    }
+}
+
+/// [`AllocChange`]'s fields, borrowed: what it serializes as.
+#[derive(Debug, PartialEq, Serialize)]
+#[serde(rename = "AllocChange")]
+struct AllocChangeRef<'a> {
+    alloc: &'a str,
+    name: &'a str,
+    node: &'a str,
+    detail: &'a str,
+}
+
+/// [`AllocChange`]'s fields, owned: what it deserializes from.
+#[derive(Deserialize)]
+#[serde(rename = "AllocChange")]
+struct AllocChangeFields {
+    alloc: String,
+    name: String,
+    node: NodeName,
+    detail: Text,
+}
+
+impl PartialEq for AllocChange {
+    fn eq(&self, other: &Self) -> bool {
+        self.fields() == other.fields()
+    }
+}
+
+impl std::fmt::Debug for AllocChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AllocChange")
+            .field("alloc", &self.alloc())
+            .field("name", &self.name())
+            .field("node", &self.node)
+            .field("detail", &self.detail)
+            .finish()
+    }
+}
+
+impl Serialize for AllocChange {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.fields().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for AllocChange {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let fields = AllocChangeFields::deserialize(deserializer)?;
+        Ok(AllocChange::new(
+            &fields.alloc,
+            &fields.name,
+            fields.node,
+            fields.detail,
+        ))
+    }
+}
+
 impl TraceEvent {
     /// A [`TraceEvent::AllocChanged`] about `alloc`.
     pub fn alloc_changed(alloc: &crate::model::Allocation, detail: impl Into<Text>) -> Self {
-        TraceEvent::AllocChanged(Box::new(AllocChange {
-            alloc: alloc.id.as_str().into(),
-            name: alloc.name.as_str().into(),
-            node: alloc.node_id.as_str().into(),
-            detail: detail.into(),
-        }))
+        TraceEvent::AllocChanged(Box::new(AllocChange::new(
+            &alloc.id,
+            &alloc.name,
+            alloc.node_id.as_str().into(),
+            detail.into(),
+        )))
     }
 }
 
@@ -379,7 +655,7 @@ impl TraceEvent {
     fn shared_texts_mut(&mut self) -> [Option<&mut SharedText>; 4] {
         match self {
             TraceEvent::PlanRejected { node, reason } => [Some(node), Some(reason), None, None],
-            TraceEvent::EvalState { state, reason, .. } => [Some(state), Some(reason), None, None],
+            TraceEvent::EvalState { reason, .. } => [Some(reason), None, None, None],
             TraceEvent::EvalCreated(created) => {
                 let EvalCreated {
                     job,
@@ -405,14 +681,14 @@ impl TraceEvent {
             | TraceEvent::CallHandled { node, .. }
             | TraceEvent::Reply { node, .. }
             | TraceEvent::HeartbeatReset { node, .. }
-            | TraceEvent::HeartbeatMissed { node, .. }
             | TraceEvent::NodeFlags { node, .. }
             | TraceEvent::Client { node, .. }
             | TraceEvent::Link { node, .. } => [Some(node), None, None, None],
             TraceEvent::NodeStatus(change) => [Some(&mut change.node), None, None, None],
+            TraceEvent::HeartbeatMissed(missed) => [Some(&mut missed.node), None, None, None],
+            TraceEvent::Job { job, .. } => [Some(job), None, None, None],
             TraceEvent::AllocChanged(change) => [Some(&mut change.node), None, None, None],
             TraceEvent::Action { .. }
-            | TraceEvent::Job { .. }
             | TraceEvent::Assertion { .. }
             | TraceEvent::Violation { .. }
             | TraceEvent::Operator { .. } => [None, None, None, None],
@@ -427,40 +703,75 @@ impl TraceEvent {
 /// a new text. It changes nothing but where the texts live.
 #[derive(Debug, Clone, Default)]
 pub struct SharedTexts {
-    table: Arc<TextTable>,
+    table: Arc<TextTable<SharedText>>,
 }
 
-/// The texts of [`SharedTexts`] in an open-addressing table (every event
-/// asks it once or more, so a lookup is a hash and, mostly, one compare).
-/// The hash is fixed (FNV-1a), so the table's layout depends on nothing
-/// but the texts.
-#[derive(Debug, Clone, Default)]
-struct TextTable {
+/// The texts of [`SharedTexts`] (and the subjects of [`AllocSubjects`])
+/// in an open-addressing table (every event asks it once or more, so a
+/// lookup is a hash and, mostly, one compare). The hash is fixed (FNV-1a),
+/// so the table's layout depends on nothing but the items.
+#[derive(Debug, Clone)]
+struct TextTable<T> {
     /// A power of two of slots (or none), at most three quarters full.
-    slots: Vec<Option<SharedText>>,
-    /// Texts stored.
+    slots: Vec<Option<T>>,
+    /// Items stored.
     len: usize,
 }
 
-impl TextTable {
-    /// FNV-1a of `text`.
-    fn hash(text: &str) -> usize {
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for byte in text.bytes() {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+impl<T> Default for TextTable<T> {
+    fn default() -> Self {
+        TextTable {
+            slots: Vec::new(),
+            len: 0,
         }
-        // Only the low bits pick a slot.
-        hash as usize
+    }
+}
+
+/// FNV-1a of `bytes`, continuing from `hash`.
+fn fnv(mut hash: u64, bytes: &[u8]) -> u64 {
+    for byte in bytes {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
+/// The FNV-1a offset basis.
+const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// What a [`TextTable`] stores: a shared pointer with a key that says
+/// which stored item stands for it.
+trait TableItem: Clone {
+    /// The key's hash (only the low bits pick a slot).
+    fn key_hash(&self) -> usize;
+    /// Whether `other` has the same key.
+    fn same_key(&self, other: &Self) -> bool;
+    /// Whether `other` is this very item.
+    fn same_item(&self, other: &Self) -> bool;
+}
+
+impl TableItem for SharedText {
+    fn key_hash(&self) -> usize {
+        fnv(FNV_START, self.as_bytes()) as usize
     }
 
-    /// The slot that holds `text`, or the empty one it would go to
+    fn same_key(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+
+    fn same_item(&self, other: &Self) -> bool {
+        SharedText::ptr_eq(self, other)
+    }
+}
+
+impl<T: TableItem> TextTable<T> {
+    /// The slot that holds `item`'s key, or the empty one it would go to
     /// (the table has an empty slot).
-    fn slot(&self, text: &str) -> usize {
+    fn slot(&self, item: &T) -> usize {
         let mask = self.slots.len() - 1;
-        let mut index = Self::hash(text) & mask;
+        let mut index = item.key_hash() & mask;
         while let Some(stored) = &self.slots[index] {
-            if **stored == *text {
+            if stored.same_key(item) {
                 break;
             }
             index = (index + 1) & mask;
@@ -468,16 +779,16 @@ impl TextTable {
         index
     }
 
-    /// The stored copy of `text`, if any.
-    fn get(&self, text: &str) -> Option<&SharedText> {
+    /// The stored item with `item`'s key, if any.
+    fn get(&self, item: &T) -> Option<&T> {
         if self.slots.is_empty() {
             return None;
         }
-        self.slots[self.slot(text)].as_ref()
+        self.slots[self.slot(item)].as_ref()
     }
 
-    /// Stores `text` (not stored yet).
-    fn insert(&mut self, text: SharedText) {
+    /// Stores `item` (its key not stored yet).
+    fn insert(&mut self, item: T) {
         if (self.len + 1) * 4 > self.slots.len() * 3 {
             let size = (self.slots.len() * 2).max(64);
             let old = std::mem::replace(&mut self.slots, vec![None; size]);
@@ -486,9 +797,22 @@ impl TextTable {
                 self.slots[index] = Some(stored);
             }
         }
-        let index = self.slot(&text);
-        self.slots[index] = Some(text);
+        let index = self.slot(&item);
+        self.slots[index] = Some(item);
         self.len += 1;
+    }
+
+    /// Points `item` at the stored item with its key, storing it if it is
+    /// the first.
+    fn share(&mut self, item: &mut T) {
+        match self.get(item) {
+            Some(stored) => {
+                if !stored.same_item(item) {
+                    *item = stored.clone();
+                }
+            }
+            None => self.insert(item.clone()),
+        }
     }
 }
 
@@ -498,11 +822,11 @@ impl SharedTexts {
         for text in event.shared_texts_mut().into_iter().flatten() {
             match self.table.get(text) {
                 Some(shared) => {
-                    if !Arc::ptr_eq(shared, text) {
-                        *text = Arc::clone(shared);
+                    if !SharedText::ptr_eq(shared, text) {
+                        *text = shared.clone();
                     }
                 }
-                None => Arc::make_mut(&mut self.table).insert(Arc::clone(text)),
+                None => Arc::make_mut(&mut self.table).insert(text.clone()),
             }
         }
     }
@@ -668,26 +992,128 @@ impl AllocReasonRef<'_> {
     }
 }
 
-/// The reasons of one processed eval ([`AllocReason`]s), packed: their
-/// texts in one buffer (a set or reason text that repeats within the eval
-/// is stored once), behind one pointer that is null when there are none.
-/// The history keeps one per processed eval, a reason per alloc the
-/// reconciler did not simply keep, where four `String`s each took about
-/// four times the room. It serializes, prints and compares as the
-/// `Vec<AllocReason>` it stands for; [`AllocReasons::iter`] yields
+/// The reasons of one processed eval ([`AllocReason`]s), packed: each
+/// reason points to its alloc's ID and name ([`AllocSubjects`] makes the
+/// history keep one copy per alloc, however many evals list it), and its
+/// set and reason texts sit in one buffer (a text that repeats within the
+/// eval is stored once), all behind one pointer that is null when there
+/// are none. The history keeps one per processed eval, a reason per alloc
+/// the reconciler did not simply keep. It serializes, prints and compares
+/// as the `Vec<AllocReason>` it stands for; [`AllocReasons::iter`] yields
 /// borrowed [`AllocReasonRef`]s.
 #[derive(Clone, Default)]
 pub struct AllocReasons {
     packed: Option<Box<PackedReasons>>,
 }
 
-/// The texts and spans of [`AllocReasons`].
+/// The subjects, texts and spans of [`AllocReasons`].
 #[derive(Clone)]
 struct PackedReasons {
-    /// Every distinct text, one after another.
+    /// Every distinct set and reason text, one after another.
     text: Box<str>,
-    /// Per reason: (start, end) in `text` of its alloc, name, set and reason.
-    spans: Box<[[(u32, u32); 4]]>,
+    /// (start, end) in `text` of each distinct text.
+    spans: Box<[(u32, u32)]>,
+    /// The reasons in order.
+    items: Box<[PackedReason]>,
+}
+
+/// One reason of [`PackedReasons`].
+#[derive(Clone)]
+struct PackedReason {
+    /// The alloc's ID and name.
+    subject: Arc<AllocSubject>,
+    /// The set's text: an index in `spans`.
+    set: u32,
+    /// The reason's text: an index in `spans`.
+    reason: u32,
+}
+
+/// The alloc an entry or a reason is about: its ID and then its name, in
+/// one text.
+#[derive(Debug, PartialEq, Eq)]
+struct AllocSubject {
+    /// The ID followed by the name.
+    text: Box<str>,
+    /// Where the name starts.
+    split: usize,
+}
+
+impl AllocSubject {
+    fn new(alloc: &str, name: &str) -> Self {
+        let mut text = String::with_capacity(alloc.len() + name.len());
+        text.push_str(alloc);
+        text.push_str(name);
+        AllocSubject {
+            text: text.into_boxed_str(),
+            split: alloc.len(),
+        }
+    }
+
+    /// The alloc ID.
+    fn alloc(&self) -> &str {
+        &self.text[..self.split]
+    }
+
+    /// The alloc name.
+    fn name(&self) -> &str {
+        &self.text[self.split..]
+    }
+}
+
+impl TableItem for Arc<AllocSubject> {
+    fn key_hash(&self) -> usize {
+        (fnv(FNV_START, self.text.as_bytes()) ^ self.split as u64)
+            .wrapping_mul(0x0000_0100_0000_01b3) as usize
+    }
+
+    fn same_key(&self, other: &Self) -> bool {
+        self.split == other.split && self.text == other.text
+    }
+
+    fn same_item(&self, other: &Self) -> bool {
+        Arc::ptr_eq(self, other)
+    }
+}
+
+/// The allocs that the entries a history keeps are about, each once:
+/// [`AllocSubjects::share`] points an alloc change and the reasons of a
+/// processed eval at the stored subjects, so the history keeps one ID and
+/// name per alloc instead of one per entry and reason (an alloc that stays
+/// disconnected is listed by every eval of its job). It changes nothing
+/// but where the texts live. The history ([`super::history::Session`])
+/// keeps one; the world does not (runs without a history, like explore's,
+/// do not pay for it).
+#[derive(Debug, Clone, Default)]
+pub struct AllocSubjects {
+    table: TextTable<Arc<AllocSubject>>,
+}
+
+impl AllocSubjects {
+    /// Makes the subjects of `event` (an alloc change's, or its reasons')
+    /// the shared copies.
+    pub fn share(&mut self, event: &mut TraceEvent) {
+        match event {
+            TraceEvent::AllocChanged(change) => self.table.share(&mut change.subject),
+            TraceEvent::EvalProcessed(processed) => {
+                if let Some(packed) = &mut processed.reasons.packed {
+                    for item in packed.items.iter_mut() {
+                        self.table.share(&mut item.subject);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Number of distinct subjects stored.
+    pub fn len(&self) -> usize {
+        self.table.len
+    }
+
+    /// Whether none are stored.
+    pub fn is_empty(&self) -> bool {
+        self.table.len == 0
+    }
 }
 
 /// Set and reason texts already in the buffer that a new one may reuse:
@@ -702,7 +1128,7 @@ impl AllocReasons {
 
     /// Number of reasons.
     pub fn len(&self) -> usize {
-        self.packed.as_ref().map_or(0, |packed| packed.spans.len())
+        self.packed.as_ref().map_or(0, |packed| packed.items.len())
     }
 
     /// Whether there are none.
@@ -713,13 +1139,16 @@ impl AllocReasons {
     /// The reason at `index`, borrowed.
     pub fn get(&self, index: usize) -> Option<AllocReasonRef<'_>> {
         let packed = self.packed.as_ref()?;
-        let spans = packed.spans.get(index)?;
-        let field = |(start, end): (u32, u32)| &packed.text[start as usize..end as usize];
+        let item = packed.items.get(index)?;
+        let field = |span: u32| {
+            let (start, end) = packed.spans[span as usize];
+            &packed.text[start as usize..end as usize]
+        };
         Some(AllocReasonRef {
-            alloc: field(spans[0]),
-            name: field(spans[1]),
-            set: field(spans[2]),
-            reason: field(spans[3]),
+            alloc: item.subject.alloc(),
+            name: item.subject.name(),
+            set: field(item.set),
+            reason: field(item.reason),
         })
     }
 
@@ -773,46 +1202,47 @@ impl<'a> IntoIterator for &'a AllocReasons {
 impl<'a> FromIterator<&'a AllocReason> for AllocReasons {
     fn from_iter<I: IntoIterator<Item = &'a AllocReason>>(reasons: I) -> Self {
         let mut text = String::new();
-        let mut spans = Vec::new();
-        // Distinct set and reason texts so far, latest last.
-        let mut shared: Vec<(u32, u32)> = Vec::new();
-        let mut push = |text: &mut String, part: &str, reuse: bool| -> (u32, u32) {
-            if reuse
-                && let Some(span) = shared
-                    .iter()
-                    .rev()
-                    .take(REUSE_WINDOW)
-                    .find(|(start, end)| &text[*start as usize..*end as usize] == part)
-            {
-                return *span;
+        let mut spans: Vec<(u32, u32)> = Vec::new();
+        let mut items = Vec::new();
+        // The index in `spans` of `part`: one of the latest distinct texts,
+        // else a new one.
+        let mut push = |text: &mut String, part: &str| -> u32 {
+            let reused = spans
+                .iter()
+                .enumerate()
+                .rev()
+                .take(REUSE_WINDOW)
+                .find(|(_, (start, end))| &text[*start as usize..*end as usize] == part);
+            if let Some((index, _)) = reused {
+                // Fewer spans than texts, and a step's texts stay far
+                // below 4 GiB.
+                return u32::try_from(index).unwrap_or(u32::MAX);
             }
             let start = text.len();
             text.push_str(part);
-            // A step's texts stay far below 4 GiB.
-            let span = (
+            spans.push((
                 u32::try_from(start).unwrap_or(u32::MAX),
                 u32::try_from(text.len()).unwrap_or(u32::MAX),
-            );
-            if reuse {
-                shared.push(span);
-            }
-            span
+            ));
+            u32::try_from(spans.len() - 1).unwrap_or(u32::MAX)
         };
         for reason in reasons {
-            spans.push([
-                push(&mut text, &reason.alloc, false),
-                push(&mut text, &reason.name, false),
-                push(&mut text, &reason.set, true),
-                push(&mut text, &reason.reason, true),
-            ]);
+            let set = push(&mut text, &reason.set);
+            let why = push(&mut text, &reason.reason);
+            items.push(PackedReason {
+                subject: Arc::new(AllocSubject::new(&reason.alloc, &reason.name)),
+                set,
+                reason: why,
+            });
         }
-        if spans.is_empty() {
+        if items.is_empty() {
             return AllocReasons::default();
         }
         AllocReasons {
             packed: Some(Box::new(PackedReasons {
                 text: text.into_boxed_str(),
                 spans: spans.into_boxed_slice(),
+                items: items.into_boxed_slice(),
             })),
         }
     }
@@ -956,15 +1386,18 @@ impl TraceEvent {
                     fmt_tick(*deadline)
                 ),
             ),
-            TraceEvent::HeartbeatMissed {
-                node,
-                requested,
-                reason,
-            } => (
-                "server".into(),
-                "heartbeat-missed",
-                format!("{node} -> {requested} ({reason})"),
-            ),
+            TraceEvent::HeartbeatMissed(missed) => {
+                let HeartbeatMissed {
+                    node,
+                    requested,
+                    reason,
+                } = &**missed;
+                (
+                    "server".into(),
+                    "heartbeat-missed",
+                    format!("{node} -> {requested} ({reason})"),
+                )
+            }
             TraceEvent::NodeStatus(change) => {
                 let NodeStatusChange {
                     node,
@@ -1049,19 +1482,17 @@ impl TraceEvent {
                 "plan-rejected",
                 format!("{node}: {reason}"),
             ),
-            TraceEvent::AllocChanged(change) => {
-                let AllocChange {
-                    alloc,
-                    name,
-                    node,
-                    detail,
-                } = &**change;
-                (
-                    "server".into(),
-                    "alloc",
-                    format!("{name} {} on {node}: {detail}", short(alloc)),
-                )
-            }
+            TraceEvent::AllocChanged(change) => (
+                "server".into(),
+                "alloc",
+                format!(
+                    "{} {} on {}: {}",
+                    change.name(),
+                    short(change.alloc()),
+                    change.node,
+                    change.detail
+                ),
+            ),
             TraceEvent::Client { node, detail } => (node.to_string(), "client", detail.to_string()),
             TraceEvent::Link { node, detail } => ("net".into(), "link", format!("{node} {detail}")),
             TraceEvent::Assertion { ok, detail } => (
@@ -1157,7 +1588,8 @@ pub fn trace_text(entries: &[TraceEntry]) -> String {
 #[cfg(test)]
 mod tests {
     use super::{
-        AllocReason, AllocReasons, EvalCreated, RpcName, SharedTexts, TraceEntry, TraceEvent,
+        AllocChange, AllocReason, AllocReasons, AllocSubjects, BrokerState, EvalCreated,
+        EvalProcessed, GroupUpdates, RpcName, SharedText, SharedTexts, TraceEntry, TraceEvent,
     };
     use std::sync::Arc;
 
@@ -1197,12 +1629,138 @@ mod tests {
         assert_eq!(AllocReasons::from(Vec::new()), empty);
     }
 
+    /// An eval processed with `reasons`.
+    fn processed(reasons: &[AllocReason]) -> TraceEvent {
+        TraceEvent::EvalProcessed(Box::new(EvalProcessed {
+            eval: "e1".into(),
+            job: "web".into(),
+            trigger: "node-update".into(),
+            desired_tg_updates: GroupUpdates::new(),
+            reasons: reasons.to_vec().into(),
+            plan: Box::new([]),
+            status: "complete".into(),
+        }))
+    }
+
+    /// The reasons of one event, to compare subjects by address.
+    fn subject_ptrs(event: &TraceEvent) -> Vec<*const super::AllocSubject> {
+        let TraceEvent::EvalProcessed(processed) = event else {
+            return Vec::new();
+        };
+        processed
+            .reasons
+            .packed
+            .as_ref()
+            .map_or(Vec::new(), |packed| {
+                packed
+                    .items
+                    .iter()
+                    .map(|item| Arc::as_ptr(&item.subject))
+                    .collect()
+            })
+    }
+
+    /// Reasons of different evals that name the same alloc end up sharing
+    /// one subject, and still read back, print and serialize as before; an
+    /// alloc with the same text split differently is another subject.
+    #[test]
+    fn reasons_naming_one_alloc_share_its_subject() {
+        let first = [
+            reason("a1-uuid", "web.web[0]", "lost -> stop", "node down"),
+            reason("a2-uuid", "web.web[1]", "lost -> stop", "node down"),
+        ];
+        let second = [
+            reason(
+                "a2-uuid",
+                "web.web[1]",
+                "disconnecting -> ignore",
+                "waiting",
+            ),
+            reason("a2-uuidw", "eb.web[1]", "x", "y"),
+            reason("a1-uuid", "web.web[0]", "untainted -> migrate", "drain"),
+        ];
+        let mut subjects = AllocSubjects::default();
+        let mut one = processed(&first);
+        let mut two = processed(&second);
+        let (json_one, json_two) = (
+            serde_json::to_string(&one).expect("serialize"),
+            serde_json::to_string(&two).expect("serialize"),
+        );
+        let text_two = two.columns().2;
+        subjects.share(&mut one);
+        subjects.share(&mut two);
+        assert_eq!(subjects.len(), 3);
+        let (a, b) = (subject_ptrs(&one), subject_ptrs(&two));
+        assert_eq!((a[0], a[1]), (b[2], b[0]));
+        assert_ne!(b[1], a[1]);
+        assert_eq!(serde_json::to_string(&one).expect("serialize"), json_one);
+        assert_eq!(serde_json::to_string(&two).expect("serialize"), json_two);
+        assert_eq!(two.columns().2, text_two);
+        assert_eq!(two, processed(&second));
+        let mut again = processed(&second);
+        subjects.share(&mut again);
+        assert_eq!(subject_ptrs(&again), b);
+        assert_eq!(subjects.len(), 3);
+    }
+
+    /// An alloc change serializes, prints and reads back as the flat
+    /// object it was, and shares its alloc's subject with the reasons
+    /// that name the same alloc.
+    #[test]
+    fn alloc_changes_stay_flat_and_share_their_subject() {
+        let mut change = TraceEvent::AllocChanged(Box::new(AllocChange::new(
+            "a1-uuid-0000",
+            "web.web[0]",
+            "node-a".into(),
+            "client status unknown".into(),
+        )));
+        let json = serde_json::to_string(&change).expect("serialize");
+        assert_eq!(
+            json,
+            r#"{"kind":"alloc_changed","alloc":"a1-uuid-0000","name":"web.web[0]","node":"node-a","detail":"client status unknown"}"#
+        );
+        let back: TraceEvent = serde_json::from_str(&json).expect("deserialize");
+        assert_eq!(back, change);
+        assert_eq!(
+            format!("{back:?}"),
+            r#"AllocChanged(AllocChange { alloc: "a1-uuid-0000", name: "web.web[0]", node: "node-a", detail: "client status unknown" })"#
+        );
+        assert_eq!(
+            change.columns().2,
+            "web.web[0] a1-uuid- on node-a: client status unknown"
+        );
+        let mut subjects = AllocSubjects::default();
+        let mut listed = processed(&[reason("a1-uuid-0000", "web.web[0]", "lost", "down")]);
+        subjects.share(&mut listed);
+        subjects.share(&mut change);
+        let TraceEvent::AllocChanged(shared) = &change else {
+            panic!("not an alloc change");
+        };
+        assert_eq!(subject_ptrs(&listed), vec![Arc::as_ptr(&shared.subject)]);
+        assert_eq!(subjects.len(), 1);
+    }
+
     /// The history keeps every entry: the common entry stays small (on
     /// 64-bit targets; WebAssembly's are smaller still).
     #[test]
-    fn a_trace_entry_takes_at_most_72_bytes() {
+    fn a_trace_entry_takes_at_most_64_bytes() {
         let size = std::mem::size_of::<TraceEntry>();
-        assert!(size <= 72, "{size} bytes");
+        assert!(size <= 64, "{size} bytes");
+    }
+
+    /// Broker states print, serialize and read back as their names; an
+    /// unknown name is an error.
+    #[test]
+    fn broker_states_read_back_and_unknown_ones_are_refused() {
+        for state in BrokerState::ALL {
+            let json = serde_json::to_string(&state).expect("serialize");
+            assert_eq!(json, format!("\"{state}\""));
+            assert_eq!(format!("{state:?}"), json);
+            let back: BrokerState = serde_json::from_str(&json).expect("deserialize");
+            assert_eq!(back, state);
+        }
+        assert_eq!(&*BrokerState::NotReady, "not-ready");
+        assert!(serde_json::from_str::<BrokerState>("\"waiting\"").is_err());
     }
 
     /// RPC names print and serialize as the names, and read back; an
@@ -1248,8 +1806,8 @@ mod tests {
         ) else {
             panic!("events without nodes");
         };
-        assert!(Arc::ptr_eq(a, b));
-        assert!(!Arc::ptr_eq(a, c));
+        assert!(SharedText::ptr_eq(a, b));
+        assert!(!SharedText::ptr_eq(a, c));
         assert_eq!(&**b, "node-a");
         let created = TraceEvent::EvalCreated(Box::new(EvalCreated {
             eval: "e1".into(),
@@ -1288,7 +1846,7 @@ mod tests {
             else {
                 panic!("events without nodes");
             };
-            assert!(Arc::ptr_eq(a, b));
+            assert!(SharedText::ptr_eq(a, b));
             assert_eq!(&**b, format!("node-{i:03}"));
         }
     }

@@ -2,7 +2,8 @@
 // and a stop button while the page stays usable; under 1.4.2 it finds #15068 (a replacement
 // placed during the reconnect and torn down again) in the pr-15068 scenario, "open
 // reproduction" loads a scenario that replays to the violation, and the same search under
-// `latest` finds none.
+// `latest` finds none. The result says how many orders were pruned (postponed, subsumed) and
+// lists the distinct violations found.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
@@ -43,6 +44,13 @@ test('under 1.4.2 the worker finds #15068; the reproduction opens and replays to
   const text = await violation.textContent();
   assert.match(text, /broken in \d+ order\(s\)/, text);
   assert.match(text, /web\.web\[2\]/, `the violation names the alloc: ${text}`);
+  // The summary says how many orders were pruned and why; the distinct violations are listed.
+  assert.match(summary, /\d+ orders \(\d+ pruned: \d+ postponed, \d+ subsumed\)/, summary);
+  const details = page.getByTestId(`explore-details-${FLAP}`);
+  await details.locator('summary').click();
+  assert.match(await details.locator('summary').textContent(), /^\d+ distinct violation\(s\)/);
+  const listed = await details.locator('li').allTextContents();
+  assert.ok(listed.length > 0 && listed.some((d) => /web\.web\[2\]/.test(d)), listed.join(' | '));
   const progress = page.getByTestId('explore-progress');
   assert.equal(await progress.getAttribute('value'), await progress.getAttribute('max'), 'the bar is full at the end');
   const link = await page.getByTestId(`explore-link-${FLAP}`).getAttribute('href');

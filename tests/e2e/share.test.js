@@ -74,6 +74,34 @@ test('a shared link opened in a fresh browser context shows the same screen and 
   await b.context.close();
 });
 
+// The autosave waits for the work to settle, but a link in the address bar that no longer shows
+// the work leaves it at the first change, and a reload right after a change loses nothing.
+test('a link leaves the address bar at the first change, and a reload right after a change keeps it', async () => {
+  const a = await openPage(browser);
+  await openLesson(a.page, 'pr-15808-register-race', null, 2);
+  const link = await shareLink(a.page);
+  const b = await openPage(browser, new URL(link).pathname + new URL(link).hash);
+  await b.page.getByTestId('cluster').waitFor();
+  await waitForStep(b.page, 2);
+  assert.equal(new URL(b.page.url()).hash, new URL(link).hash, 'the opened link stays while it shows the work');
+  await b.page.getByTestId('step').click();
+  await waitForStep(b.page, 3);
+  assert.equal(await b.page.evaluate(() => window.location.hash), '', 'the stale link is gone at once');
+  // Two more steps and an immediate reload: the save waits, but leaving the page saves.
+  await b.page.getByTestId('step').click();
+  await waitForStep(b.page, 4);
+  await b.page.getByTestId('step').click();
+  await waitForStep(b.page, 5);
+  const work = await screenState(b.page);
+  await b.page.reload();
+  await b.page.getByTestId('cluster').waitFor();
+  assert.deepEqual(await screenState(b.page), work, 'the reload restores step 5');
+  assert.deepEqual(a.errors, []);
+  assert.deepEqual(b.errors, []);
+  await a.context.close();
+  await b.context.close();
+});
+
 test('a tampered link shows what is wrong and keeps the current work', async () => {
   const a = await openPage(browser);
   await openLesson(a.page, 'lost-after-expiry', null, 2);

@@ -373,3 +373,44 @@ test('above 50 nodes the cluster and the dock draw dense rows, only those in vie
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+// Above 8 clients the sequence diagram gives lanes only to the clients that fit in its box and
+// folds the others into one "+N clients" lane (ui-design §3), whose events name their client;
+// the node selected in the inspector is pinned to a lane of its own.
+test('above 8 clients the diagram folds the clients it has no room for into one lane', async () => {
+  const { bigScenario } = require('./bench/big-scenario');
+  const { page, errors, context } = await openPage(browser, '/', { viewport: { width: 1440, height: 900 } });
+  await page.getByTestId('lessons').waitFor();
+  await page.getByTestId('scenario-input').fill(JSON.stringify(bigScenario(60, 120)));
+  await page.getByTestId('scenario-open').click();
+  await page.getByTestId('cluster').waitFor();
+  await page.getByTestId('step').click();
+  await waitForStep(page, 1);
+  const sequence = page.getByTestId('sequence');
+  const folded = sequence.getByTestId('seq-lane-folded');
+  await folded.waitFor();
+  const lanes = await sequence.getByTestId('seq-lane').allTextContents();
+  const count = Number((await folded.textContent()).match(/^\+(\d+) clients$/)[1]);
+  // Leader, broker and the clients with a lane of their own: 60 clients in all.
+  assert.ok(lanes.includes('leader') && lanes.includes('eval broker'), lanes.join(', '));
+  assert.equal(count + lanes.length - 2, 60, lanes.join(', '));
+  // The diagram fits its box: no sideways scrolling.
+  const { svg, box } = await sequence.evaluate((s) => ({
+    svg: s.querySelector('svg').getBoundingClientRect().width,
+    box: s.querySelector('.sequence-scroll').clientWidth,
+  }));
+  assert.ok(svg <= box, `the diagram is ${svg} px wide in a ${box} px box`);
+  // Events on the folded lane name their client.
+  await page.getByTestId('step').click();
+  await waitForStep(page, 2);
+  const labels = await sequence.getByTestId('seq-event').evaluateAll((events) => events.map((e) => e.getAttribute('aria-label')));
+  assert.ok(labels.some((label) => /node-0[1-5]\d /.test(label)), labels.slice(0, 5).join(' | '));
+  // Selecting a folded node pins it to a lane.
+  assert.ok(!lanes.includes('node-042'));
+  await page.getByTestId('online-zone').evaluate((zone) => { zone.scrollTop = 42 * 38; });
+  await page.getByTestId('node-node-042').locator('.node-head').click();
+  await sequence.getByTestId('seq-lane').filter({ hasText: 'node-042' }).waitFor();
+  assert.equal(Number((await folded.textContent()).match(/^\+(\d+)/)[1]), count);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -159,8 +159,9 @@ mod browser {
     /// Saves the work after every change (while the playground is open),
     /// once no change came for [`AUTOSAVE_DELAY_MS`], and at once when the
     /// page is hidden or left; a link in the address bar that no longer
-    /// matches the work is removed (checked at once), so a reload restores
-    /// the autosave.
+    /// matches the work is removed at once (a run just opened is compared
+    /// with it, a change to the run removes it), so a reload restores the
+    /// autosave.
     #[hook]
     pub fn use_autosave(state: UseReducerHandle<AppState>) {
         let last = use_mut_ref(|| None::<Session>);
@@ -190,11 +191,23 @@ mod browser {
         let screen = state.screen;
         use_effect_with((session, screen), move |(session, screen)| {
             if *screen == Screen::Playground {
+                // Another run (a link just opened) is checked against the address bar at
+                // once; a change of the same run makes a link there stale without encoding
+                // anything, and the save waits (a link costs milliseconds at 200 nodes).
+                let same_run = pending
+                    .borrow()
+                    .as_ref()
+                    .or(last.borrow().as_ref())
+                    .is_some_and(|seen| seen.same_run(session));
                 *pending.borrow_mut() = Some(session.clone());
-                if storage::hash().len() > 1 {
+                let linked = storage::hash().len() > 1;
+                if linked && !same_run {
                     *timer.borrow_mut() = None;
                     save_pending(&last, &pending);
                 } else {
+                    if linked {
+                        storage::set_hash("");
+                    }
                     let (last, pending) = (last.clone(), pending.clone());
                     *timer.borrow_mut() = Some(gloo::timers::callback::Timeout::new(
                         AUTOSAVE_DELAY_MS,

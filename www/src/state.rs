@@ -26,6 +26,21 @@ pub enum Selection {
 pub struct Session {
     inner: Rc<RefCell<Playground>>,
     revision: u64,
+    /// Which run this is: a number no other playground of this page had.
+    run: u64,
+}
+
+thread_local! {
+    /// The last number given to a run (see [`Session::script_key`]).
+    static RUNS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A number for a new run, never given before.
+fn next_run() -> u64 {
+    RUNS.with(|runs| {
+        runs.set(runs.get() + 1);
+        runs.get()
+    })
 }
 
 impl PartialEq for Session {
@@ -48,6 +63,13 @@ impl Session {
     fn replace(&mut self, playground: Playground) {
         self.inner = Rc::new(RefCell::new(playground));
         self.revision += 1;
+        self.run = next_run();
+    }
+
+    /// What the script editor's lines depend on: the run and the revision
+    /// of its action log (stepping through the history keeps it).
+    pub fn script_key(&self) -> (u64, u64) {
+        (self.run, self.inner.borrow().log_revision())
     }
 
     /// Whether both are the same run (not replaced by another scenario
@@ -194,6 +216,7 @@ impl Reducible for AppState {
                             next.compare = Some(Session {
                                 inner: Rc::new(RefCell::new(playground)),
                                 revision: 0,
+                                run: next_run(),
                             });
                         }
                         Err(err) => next.message = Some(format!("could not compare: {err}")),
@@ -209,5 +232,44 @@ impl Reducible for AppState {
             }
         }
         Rc::new(next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nomad_playground::sim::history::ScriptEdit;
+
+    fn reduce(state: Rc<AppState>, action: Action) -> Rc<AppState> {
+        state.reduce(action)
+    }
+
+    #[test]
+    fn the_script_key_changes_with_the_log_and_the_run_but_not_with_a_step() {
+        let state = reduce(
+            Rc::new(AppState::default()),
+            Action::OpenBuiltin("pr-15068-heartbeat-order".into()),
+        );
+        let opened = state.session.script_key();
+        let state = reduce(state, Action::Core(Command::Step));
+        let state = reduce(state, Action::Core(Command::Back));
+        assert_eq!(
+            state.session.script_key(),
+            opened,
+            "moving through the history"
+        );
+        let state = reduce(
+            state,
+            Action::Core(Command::EditScript(ScriptEdit::Remove { index: 2 })),
+        );
+        let edited = state.session.script_key();
+        assert_ne!(edited, opened, "an edit");
+        // Another run of the same scenario, with its log as it was: another key.
+        let state = reduce(
+            state,
+            Action::OpenBuiltin("pr-15068-heartbeat-order".into()),
+        );
+        assert_ne!(state.session.script_key(), opened);
+        assert_ne!(state.session.script_key(), edited);
     }
 }

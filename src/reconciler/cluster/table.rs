@@ -11,7 +11,7 @@
 
 use super::super::alloc_set::{AllocSet, name_index};
 use super::super::filters::{
-    FilterContext, TaintedIndex, classify_alloc_on, id_prefix, plainly_running,
+    FilterContext, TaintedIndex, classify_alloc_on, id_prefix, plainly_fine, plainly_running,
 };
 use super::super::reasons::{AllocCategory, ClassifyRule};
 use crate::model::{Allocation, ClientStatus};
@@ -59,6 +59,8 @@ pub(super) struct Table<'a> {
     group_names: Vec<&'a str>,
     /// Whether some ID is held by more than one row.
     has_duplicates: bool,
+    /// Whether some alloc is server-terminal.
+    any_server_terminal: bool,
     /// The row found by the last ID lookup (lookups mostly go forward).
     hint: Cell<usize>,
 }
@@ -81,6 +83,7 @@ impl<'a> Table<'a> {
         let mut facts_in: Vec<Facts> = Vec::with_capacity(n);
         let mut shared: Vec<Option<Arc<Allocation>>> = Vec::with_capacity(n);
         let mut group = usize::MAX;
+        let mut any_server_terminal = false;
         for a in input {
             prefixes.push(id_prefix(&a.id));
             shared.push(Some(Arc::clone(a)));
@@ -93,17 +96,39 @@ impl<'a> Table<'a> {
                     }
                 };
             }
-            let (cat, rule) = classify_alloc_on(a, nodes.get(&a.node_id), cx);
-            facts_in.push(Facts {
-                cat,
-                rule,
-                server_terminal: a.server_terminal_status(),
-                terminal: a.terminal_status(),
-                unknown: a.client_status == ClientStatus::Unknown,
-                plainly_running: plainly_running(a),
-                name_index: name_index(a),
-                group: group as u32,
-            });
+            let node = nodes.get(&a.node_id);
+            let facts = if plainly_fine(a, node, cx) {
+                // The common alloc, without the rules' walk.
+                debug_assert_eq!(
+                    classify_alloc_on(a, node, cx),
+                    (AllocCategory::Untainted, ClassifyRule::NodeFine)
+                );
+                Facts {
+                    cat: AllocCategory::Untainted,
+                    rule: ClassifyRule::NodeFine,
+                    server_terminal: false,
+                    terminal: false,
+                    unknown: false,
+                    plainly_running: true,
+                    name_index: name_index(a),
+                    group: group as u32,
+                }
+            } else {
+                let (cat, rule) = classify_alloc_on(a, node, cx);
+                let server_terminal = a.server_terminal_status();
+                any_server_terminal |= server_terminal;
+                Facts {
+                    cat,
+                    rule,
+                    server_terminal,
+                    terminal: a.terminal_status(),
+                    unknown: a.client_status == ClientStatus::Unknown,
+                    plainly_running: plainly_running(a),
+                    name_index: name_index(a),
+                    group: group as u32,
+                }
+            };
+            facts_in.push(facts);
         }
         let order = sort_order(&prefixes, input);
         let mut table = Table {
@@ -114,6 +139,7 @@ impl<'a> Table<'a> {
             slots: Vec::with_capacity(n),
             group_names,
             has_duplicates: false,
+            any_server_terminal,
             hint: Cell::new(0),
         };
         let mut firsts = Vec::with_capacity(n);
@@ -139,6 +165,13 @@ impl<'a> Table<'a> {
     /// The ID prefix of the alloc at row `k`.
     fn prefix(&self, k: usize) -> u128 {
         self.prefixes[self.order[k] as usize]
+    }
+
+    /// Whether some alloc of the table is server-terminal (else no set
+    /// needs to be filtered for it).
+    #[inline]
+    pub fn any_server_terminal(&self) -> bool {
+        self.any_server_terminal
     }
 
     /// The alloc at `pos`.
@@ -255,21 +288,26 @@ fn sort_order(prefixes: &[u128], input: &[Arc<Allocation>]) -> Vec<u32> {
             Ordering::Equal => x < y,
         }
     };
-    if (1..n).all(|i| lt(i - 1, i)) {
+    // The sorted head of the input starts the first run.
+    let head = (1..n).find(|i| !lt(i - 1, *i)).unwrap_or(n);
+    if head == n {
         return (0..n as u32).collect();
     }
-    // Deal each alloc onto the first run whose last alloc sorts before it.
-    let mut run_of = vec![0u8; n];
-    let mut lasts: Vec<usize> = Vec::with_capacity(MAX_RUNS);
-    for (i, run) in run_of.iter_mut().enumerate() {
-        match (0..lasts.len()).find(|r| lt(lasts[*r], i)) {
-            Some(r) => {
-                *run = r as u8;
-                lasts[r] = i;
-            }
-            None if lasts.len() < MAX_RUNS => {
-                *run = lasts.len() as u8;
-                lasts.push(i);
+    let mut first = Vec::with_capacity(n);
+    first.extend(0..head as u32);
+    let mut runs: Vec<Vec<u32>> = vec![first];
+    // Deal each further alloc onto the first run whose last alloc sorts
+    // before it.
+    for i in head..n {
+        let run = runs
+            .iter()
+            .position(|r| r.last().is_some_and(|l| lt(*l as usize, i)));
+        match run {
+            Some(r) => runs[r].push(i as u32),
+            None if runs.len() < MAX_RUNS => {
+                let mut r = Vec::with_capacity(n - i);
+                r.push(i as u32);
+                runs.push(r);
             }
             None => {
                 let mut keyed: Vec<(u128, u32)> =
@@ -284,21 +322,84 @@ fn sort_order(prefixes: &[u128], input: &[Arc<Allocation>]) -> Vec<u32> {
             }
         }
     }
-    // Merge the runs: each run's head walks the input over its own allocs.
-    let next_of = |r: usize, from: usize| (from..n).find(|i| run_of[*i] as usize == r).unwrap_or(n);
-    let mut heads: Vec<usize> = (0..lasts.len()).map(|r| next_of(r, 0)).collect();
-    let mut order = Vec::with_capacity(n);
-    while order.len() < n {
-        let mut best = usize::MAX;
-        for (r, h) in heads.iter().enumerate() {
-            if *h < n && (best == usize::MAX || lt(*h, heads[best])) {
-                best = r;
-            }
-        }
-        order.push(heads[best] as u32);
-        heads[best] = next_of(best, heads[best] + 1);
+    let mut runs = runs.into_iter();
+    let mut order = runs.next().unwrap_or_default();
+    for run in runs {
+        order = merge_runs(&order, &run, &lt);
     }
     order
+}
+
+/// Merges two ascending runs of positions (`lt` is a total order): each
+/// position of the shorter run is placed by a galloping search in the
+/// longer one, and the stretches between are copied whole, so a short run
+/// merged into a long one costs a few comparisons per short-run entry.
+fn merge_runs(a: &[u32], b: &[u32], lt: &impl Fn(usize, usize) -> bool) -> Vec<u32> {
+    let (long, short) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let mut i = 0;
+    for &y in short {
+        let k = gallop(long, i, |x| lt(x as usize, y as usize));
+        out.extend_from_slice(&long[i..k]);
+        out.push(y);
+        i = k;
+    }
+    out.extend_from_slice(&long[i..]);
+    out
+}
+
+/// The first index `k >= from` of `v` whose entry is not `below`, where
+/// `v[from..]` holds the entries below first: steps of doubling length,
+/// then a binary search in the last step, so a nearby answer costs a few
+/// comparisons.
+fn gallop(v: &[u32], from: usize, below: impl Fn(u32) -> bool) -> usize {
+    let (mut lo, mut hi, mut step) = (from, from, 1);
+    while hi < v.len() && below(v[hi]) {
+        lo = hi + 1;
+        hi = lo + step;
+        step *= 2;
+    }
+    let hi = hi.min(v.len());
+    lo + v[lo..hi].partition_point(|x| below(*x))
+}
+
+/// The union of two ascending lists of distinct positions. A short list
+/// is placed into a long one by galloping, copying the stretches between.
+fn union_sorted(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (long, short) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    if short.len().saturating_mul(8) <= long.len() {
+        let mut i = 0;
+        for &y in short {
+            let k = gallop(long, i, |x| x < y);
+            out.extend_from_slice(&long[i..k]);
+            out.push(y);
+            i = k + usize::from(long.get(k) == Some(&y));
+        }
+        out.extend_from_slice(&long[i..]);
+        return out;
+    }
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
 }
 
 /// A set of one group's allocs as sorted table positions (so in ID order,
@@ -476,13 +577,15 @@ impl PosSet {
             // A few: find them by search, then drop those slots.
             let mut gone: Vec<usize> = theirs.iter().filter_map(|p| self.find(*p).ok()).collect();
             gone.sort_unstable();
-            let (mut k, mut i) = (0, 0);
-            self.pos.retain(|_| {
-                let drop = gone.get(k) == Some(&i);
-                k += usize::from(drop);
-                i += 1;
-                !drop
-            });
+            // Copy the stretches between them.
+            let mut kept = Vec::with_capacity(self.pos.len() - gone.len());
+            let mut start = 0;
+            for g in gone {
+                kept.extend_from_slice(&self.pos[start..g]);
+                start = g + 1;
+            }
+            kept.extend_from_slice(&self.pos[start..]);
+            self.pos = kept;
         } else {
             let mut c = 0;
             self.pos.retain(|p| {
@@ -501,29 +604,7 @@ impl PosSet {
         if other.is_empty() {
             return;
         }
-        let (a, b) = (&self.pos, &other.pos);
-        let mut out = Vec::with_capacity(a.len() + b.len());
-        let (mut i, mut j) = (0, 0);
-        while i < a.len() && j < b.len() {
-            match a[i].cmp(&b[j]) {
-                Ordering::Less => {
-                    out.push(a[i]);
-                    i += 1;
-                }
-                Ordering::Greater => {
-                    out.push(b[j]);
-                    j += 1;
-                }
-                Ordering::Equal => {
-                    out.push(a[i]);
-                    i += 1;
-                    j += 1;
-                }
-            }
-        }
-        out.extend_from_slice(&a[i..]);
-        out.extend_from_slice(&b[j..]);
-        self.pos = out;
+        self.pos = union_sorted(&self.pos, &other.pos);
         self.take_copies_of(other);
     }
     /// Replaces the allocs that `other` also holds by `other`'s; adds
@@ -696,6 +777,12 @@ mod tests {
             ]),
             s(&["", "x", "", "a"]),
         ];
+        // A short sorted head, then a longer run that sorts before it (the
+        // merge places the shorter run into the longer).
+        let mut v = s(&["m0", "m1", "m2"]);
+        v.extend((0..100).map(|i| format!("a{i:03}")));
+        v.push("m1".into());
+        cases.push(v);
         // Originals and replacements interleaved, as in the benchmark.
         let mut v = Vec::new();
         for i in 0..300 {
@@ -734,6 +821,32 @@ mod tests {
                 .collect();
             want.sort_by(|a, b| a.0.cmp(&b.0));
             assert_eq!(got, want, "{ids:?}");
+        }
+    }
+
+    /// `union_sorted` is the sorted union, whether one list is much
+    /// shorter (galloping) or not, and `remove_all` the difference.
+    #[test]
+    fn union_and_removal_of_positions() {
+        let lists: Vec<Vec<u32>> = vec![
+            vec![],
+            vec![5],
+            vec![0, 3, 7],
+            (0..100).map(|x| x * 2).collect(),
+            (0..50).map(|x| x * 3 + 1).collect(),
+            vec![1, 2, 3, 198, 199, 250],
+        ];
+        for a in &lists {
+            for b in &lists {
+                let mut want: Vec<u32> = a.iter().chain(b).copied().collect();
+                want.sort_unstable();
+                want.dedup();
+                assert_eq!(union_sorted(a, b), want, "{a:?} {b:?}");
+                let mut set = PosSet::from_positions(a.clone());
+                set.remove_all(&PosSet::from_positions(b.clone()));
+                let rest: Vec<u32> = a.iter().copied().filter(|x| !b.contains(x)).collect();
+                assert_eq!(set.positions().collect::<Vec<_>>(), rest, "{a:?} - {b:?}");
+            }
         }
     }
 

@@ -1,14 +1,17 @@
 //! Explore mode's panel: settings (profile, invariants, max orders, seed),
 //! a search that runs in a Web Worker (`static/explore-worker.js`) with a
 //! progress bar and a stop button, and the results: each broken invariant
-//! with its explanation, how many orders broke it and the shortest one,
-//! which opens in the playground or as a link, and the same search under
-//! another profile. The search is the core's [`nomad_playground::explore`].
+//! with its explanation, how many orders broke it, the distinct violations
+//! found and the shortest order, which opens in the playground or as a
+//! link; how many orders were pruned (postponed, subsumed); and the same
+//! search under another profile. The search is the core's [`nomad_playground::explore`].
 
 use crate::state::{Action, AppState};
 use crate::worker::{FromWorker, ToWorker};
 use nomad_playground::explore::invariant::Invariant;
-use nomad_playground::explore::{ExploreConfig, ExploreResult, InvariantReport, Progress};
+use nomad_playground::explore::{
+    ExploreConfig, ExploreResult, InvariantReport, MAX_DETAILS, Progress,
+};
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -315,13 +318,16 @@ fn size_text(n: f64) -> String {
 
 fn summary(result: &ExploreResult) -> String {
     format!(
-        "{} {} orders, {} states, {:.0}% deduplicated",
+        "{} {} orders ({} pruned: {} postponed, {} subsumed), {} states, {:.0}% deduplicated",
         if result.exhaustive {
             "exhaustive:"
         } else {
             "sampled:"
         },
         result.orders,
+        result.pruned_orders,
+        result.postponed_orders,
+        result.subsumed_orders,
         result.states,
         result.dedup_ratio * 100.0
     )
@@ -380,6 +386,13 @@ fn violation(report: &InvariantReport, state: &UseReducerHandle<AppState>) -> Ht
             <strong>{ &report.name }</strong>
             { format!(" — broken in {} order(s): {detail}", report.violating_orders) }
             <p class="hint">{ &report.explanation }</p>
+            { if report.details.is_empty() { html! {} } else { html! {
+                <details data-testid={format!("explore-details-{}", report.name)}>
+                    <summary>{ format!("{} distinct violation(s){}", report.details.len(),
+                        if report.details.len() >= MAX_DETAILS { ", the first kept" } else { "" }) }</summary>
+                    <ul class="mono">{ for report.details.iter().map(|detail| html! { <li>{ detail }</li> }) }</ul>
+                </details>
+            } } }
             <details>
                 <summary>{ format!("shortest order ({} choices)", repro.length) }</summary>
                 <ol class="mono">{ for repro.order.iter().map(|step| html! { <li>{ step }</li> }) }</ol>

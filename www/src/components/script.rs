@@ -29,17 +29,8 @@ pub fn ScriptEditor(props: &ScriptEditorProps) -> Html {
     let session = state.session.get();
     // The lines' labels and JSON change only when the log or its branches
     // do, not with every step: rebuild them only then.
-    let script = {
-        let core = session.session();
-        let deps = (
-            core.actions().to_vec(),
-            core.branches()
-                .iter()
-                .map(|branch| branch.actions.clone())
-                .collect::<Vec<_>>(),
-        );
-        use_memo(deps, |_| session.script())
-    };
+    // (The key is two numbers: comparing the log itself cost a copy of it per step.)
+    let script = use_memo(state.session.script_key(), |_| session.script());
     let cursor = session.session().cursor();
     let narration = session.narration();
 

@@ -1,9 +1,13 @@
-//! The live sequence diagram: one lane per client, the leader and the eval
-//! broker; time runs down; clicking an arrow jumps to its step.
+//! The live sequence diagram: one lane per client (above [`FOLD_ABOVE`]
+//! clients, the clients without room share one "+N clients" lane), the
+//! leader and the eval broker; time runs down; clicking an arrow jumps to
+//! its step.
 
-use crate::state::{Action, AppState};
+use crate::state::{Action, AppState, Selection};
 use nomad_playground::playground::Command;
-use nomad_playground::view::SeqEventView;
+use nomad_playground::view::{NodeView, SeqEventView};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use yew::prelude::*;
 
 /// Properties of [`SequenceDiagram`].
@@ -14,6 +18,8 @@ pub struct SequenceDiagramProps {
 }
 
 const LANE_WIDTH: f64 = 150.0;
+/// The narrowest a lane of a folded diagram gets.
+const MIN_LANE_WIDTH: f64 = 120.0;
 const ROW_HEIGHT: f64 = 26.0;
 const HEAD_HEIGHT: f64 = 30.0;
 
@@ -24,14 +30,97 @@ const OVERSCAN: f64 = 200.0;
 /// each time it crosses one), well under [`OVERSCAN`].
 const SCROLL_STEP: i32 = 100;
 
+/// Above this many clients the diagram gives lanes only to the clients it
+/// has room for and folds the others into one "+N clients" lane, as
+/// ui-design §3 asks (at 200 nodes one lane each made it 30,000 px wide).
+pub const FOLD_ABOVE: usize = 8;
+
+/// The client lanes of a folded diagram: which clients have a lane of their
+/// own, left to right, and how many share the "+N clients" lane.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct ClientLanes {
+    /// `(id, name)` of the clients with a lane, in the cluster's order.
+    shown: Vec<(String, String)>,
+    /// How many clients the "+N clients" lane stands for (0: no such lane).
+    folded: usize,
+}
+
+/// Picks the client lanes for a diagram `room` lanes wide (leader and
+/// broker included). Up to [`FOLD_ABOVE`] clients (or as many as there is
+/// room for) each keep a lane; past that, the pinned client (the node
+/// selected in the inspector) comes first, then the clients whose link is
+/// cut or whose status is not `ready`, then the others in cluster order.
+fn client_lanes(nodes: &[Arc<NodeView>], room: usize, pinned: Option<&str>) -> ClientLanes {
+    let all = |nodes: &[Arc<NodeView>]| {
+        nodes
+            .iter()
+            .map(|node| (node.id.clone(), node.name.clone()))
+            .collect()
+    };
+    if nodes.len() <= FOLD_ABOVE.max(room.saturating_sub(2)) {
+        return ClientLanes {
+            shown: all(nodes),
+            folded: 0,
+        };
+    }
+    // Room for the leader, the broker and the "+N clients" lane, and at least one client.
+    let keep = room.saturating_sub(3).max(1);
+    let rank = |node: &NodeView| {
+        if pinned == Some(node.id.as_str()) {
+            0
+        } else if !node.link_up || node.status != "ready" {
+            1
+        } else {
+            2
+        }
+    };
+    let mut picked: Vec<usize> = (0..nodes.len()).collect();
+    picked.sort_by_key(|&index| rank(&nodes[index]));
+    picked.truncate(keep);
+    picked.sort_unstable();
+    ClientLanes {
+        shown: picked
+            .iter()
+            .map(|&index| (nodes[index].id.clone(), nodes[index].name.clone()))
+            .collect(),
+        folded: nodes.len() - picked.len(),
+    }
+}
+
+/// How many lanes fit in a scroll box `width` pixels wide (at least three).
+fn lanes_in(width: f64) -> usize {
+    ((width / LANE_WIDTH).floor() as usize).max(3)
+}
+
 /// The diagram, drawn as SVG with a table twin for screen readers. Only the
 /// rows in and near the scrolled-to part are drawn (the SVG keeps its whole
 /// size): a step then adds and removes a few dozen elements, not hundreds.
+/// Above [`FOLD_ABOVE`] clients, those without room fold into one lane.
 #[component]
 pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
     let state = props.state.clone();
     // The scroll container's top (in steps of `SCROLL_STEP`) and height, once scrolled.
     let scroll = use_state_eq(|| (0, 0));
+    // The scroll container's width, once measured (on mount and on a resize).
+    let measured = use_state_eq(|| 0);
+    let scroll_box = use_node_ref();
+    #[cfg(target_arch = "wasm32")]
+    {
+        let (measured, scroll_box) = (measured.clone(), scroll_box.clone());
+        use_effect_with((), move |_| {
+            let measure = move || {
+                if let Some(element) = scroll_box.cast::<web_sys::Element>() {
+                    measured.set(element.client_width());
+                }
+            };
+            measure();
+            let listener =
+                gloo::events::EventListener::new(&gloo::utils::window(), "resize", move |_| {
+                    measure()
+                });
+            move || drop(listener)
+        });
+    }
     let on_scroll = {
         let scroll = scroll.clone();
         Callback::from(move |event: Event| {
@@ -41,23 +130,55 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
     };
     let session = state.session.get();
     let view = session.view();
-    let mut lanes: Vec<(String, String)> = view
-        .nodes
-        .iter()
-        .map(|node| (node.id.clone(), node.name.clone()))
-        .collect();
-    lanes.push(("leader".into(), "leader".into()));
-    lanes.push(("broker".into(), "eval broker".into()));
-    let positions: std::collections::BTreeMap<&str, usize> = lanes
-        .iter()
-        .enumerate()
-        .map(|(index, (lane, _))| (lane.as_str(), index))
-        .collect();
-    let lane_x = |id: &str| {
-        let index = positions.get(id).copied().unwrap_or(lanes.len() - 2);
-        LANE_WIDTH * index as f64 + LANE_WIDTH / 2.0
+    let box_width = if *measured > 0 {
+        f64::from(*measured)
+    } else {
+        // Before the first measure: the centre column of a 1440 px window.
+        578.0
     };
-    let width = LANE_WIDTH * lanes.len() as f64;
+    let room = lanes_in(box_width);
+    let pinned = match &state.selection {
+        Selection::Node(id) => Some(id.as_str()),
+        _ => None,
+    };
+    let clients = client_lanes(&view.nodes, room, pinned);
+    // Every client's name by ID: a folded client's events name it.
+    let names: BTreeMap<&str, &str> = if clients.folded > 0 {
+        view.nodes
+            .iter()
+            .map(|node| (node.id.as_str(), node.name.as_str()))
+            .collect()
+    } else {
+        BTreeMap::new()
+    };
+    let folded_lane = clients.shown.len();
+    let leader_lane = folded_lane + usize::from(clients.folded > 0);
+    let lane_count = leader_lane + 2;
+    // A lane's index, and for a folded client its name.
+    let lane_of = |id: &str| -> (usize, Option<&str>) {
+        match id {
+            "leader" => (leader_lane, None),
+            "broker" => (leader_lane + 1, None),
+            _ => match clients.shown.iter().position(|(lane, _)| lane == id) {
+                Some(index) => (index, None),
+                None => match names.get(id) {
+                    Some(name) => (folded_lane, Some(name)),
+                    None => (leader_lane, None),
+                },
+            },
+        }
+    };
+    // A folded diagram fits its box: its lanes narrow a little when the box
+    // is not a whole number of lanes wide.
+    let lane_width = if clients.folded > 0 {
+        (box_width / lane_count as f64)
+            .floor()
+            .clamp(MIN_LANE_WIDTH, LANE_WIDTH)
+    } else {
+        LANE_WIDTH
+    };
+    let lane_x = |index: usize| lane_width * index as f64 + lane_width / 2.0;
+    let width = lane_width * lane_count as f64;
     // Rows sit at their position in the whole diagram, shifted up by the
     // events left out: a step adds rows and drops the oldest, and the rows
     // in between keep their props (keyed, so Yew leaves them alone).
@@ -90,22 +211,44 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
     let mut rows = String::new();
     for (index, event) in view.sequence.iter().enumerate() {
         let index = hidden + index;
-        let (x1, x2) = (lane_x(&event.from), lane_x(&event.to));
-        let grow = LINE_HEIGHT * (label_lines(&event.label, x1, x2, width) - 1) as f64;
+        let ((from_lane, from_name), (to_lane, to_name)) =
+            (lane_of(&event.from), lane_of(&event.to));
+        let (x1, x2) = (lane_x(from_lane), lane_x(to_lane));
+        // An event of a folded client says whose it is.
+        let label = match from_name.or(to_name) {
+            Some(name) => std::borrow::Cow::Owned(format!("{name} {}", event.label)),
+            None => std::borrow::Cow::Borrowed(event.label.as_str()),
+        };
+        let grow = LINE_HEIGHT * (label_lines(&label, x1, x2, width) - 1) as f64;
         let y = HEAD_HEIGHT + ROW_HEIGHT * (index as f64 + 0.7) + extra + grow / 2.0;
         extra += grow;
         if (from..=to).contains(&(y - shift)) {
-            row_markup(&mut rows, event, x1, x2, y, width, event.step == view.step);
+            row_markup(
+                &mut rows,
+                event,
+                &label,
+                x1,
+                x2,
+                y,
+                width,
+                event.step == view.step,
+            );
         }
     }
     let height = HEAD_HEIGHT + ROW_HEIGHT * (view.sequence.len() as f64 + 1.0) + extra;
+    let mut lanes = clients.shown;
+    if clients.folded > 0 {
+        lanes.push((String::new(), format!("+{} clients", clients.folded)));
+    }
+    lanes.push(("leader".into(), "leader".into()));
+    lanes.push(("broker".into(), "eval broker".into()));
     html! {
         <section class="panel sequence" data-testid="sequence" aria-label="Sequence diagram">
             <h2 class="panel-title">{ "Sequence" }</h2>
-            <div class="sequence-scroll" onscroll={on_scroll}>
+            <div class="sequence-scroll" onscroll={on_scroll} ref={scroll_box}>
                 <svg width={width.to_string()} height={height.to_string()} role="img"
                      aria-label={format!("sequence diagram with {} events", view.sequence.len())}>
-                    <SeqLanes lanes={lanes.clone()} {height} />
+                    <SeqLanes {lanes} {lane_width} {height} />
                     <g transform={format!("translate(0,{})", -shift)} onclick={jump}>
                         { Html::from_html_unchecked(AttrValue::from(rows)) }
                     </g>
@@ -131,8 +274,9 @@ pub fn window_height() -> f64 {
 /// Properties of [`SeqLanes`].
 #[derive(Properties, PartialEq)]
 struct SeqLanesProps {
-    /// Lanes as `(id, name)`, left to right.
+    /// Lanes as `(id, name)`, left to right (the "+N clients" lane's ID is empty).
     lanes: Vec<(String, String)>,
+    lane_width: f64,
     height: f64,
 }
 
@@ -141,10 +285,12 @@ struct SeqLanesProps {
 fn SeqLanes(props: &SeqLanesProps) -> Html {
     let height = props.height.to_string();
     html! {
-        { for props.lanes.iter().enumerate().map(|(index, (_, name))| {
-            let x = (LANE_WIDTH * index as f64 + LANE_WIDTH / 2.0).to_string();
+        { for props.lanes.iter().enumerate().map(|(index, (id, name))| {
+            let x = (props.lane_width * index as f64 + props.lane_width / 2.0).to_string();
+            // The "+N clients" lane has no ID.
+            let (class, testid) = if id.is_empty() { ("lane lane-folded", "seq-lane-folded") } else { ("lane", "seq-lane") };
             html! {
-                <g class="lane">
+                <g class={class} data-testid={testid}>
                     <text class="lane-head" x={x.clone()} y="18" text-anchor="middle">{ name }</text>
                     <line class="lane-line" x1={x.clone()} y1={HEAD_HEIGHT.to_string()} x2={x} y2={height.clone()} />
                 </g>
@@ -280,9 +426,11 @@ fn label_markup(out: &mut String, label: &str, x1: f64, x2: f64, y: f64, width: 
 
 /// One arrow (or a note on one lane) of the diagram, as SVG markup; clicking
 /// it jumps to its step.
+#[allow(clippy::too_many_arguments)]
 fn row_markup(
     out: &mut String,
     event: &SeqEventView,
+    label: &str,
     x1: f64,
     x2: f64,
     y: f64,
@@ -299,11 +447,11 @@ fn row_markup(
     );
     escape_into(out, &event.time);
     out.push(' ');
-    escape_into(out, &event.label);
+    escape_into(out, label);
     out.push_str(r#"">"#);
     if x1 == x2 {
         let _ = write!(out, r#"<circle cx="{x1}" cy="{y}" r="4"/>"#);
-        label_markup(out, &event.label, x1, x2, y + 4.0, width);
+        label_markup(out, label, x1, x2, y + 4.0, width);
     } else {
         let direction = if x2 > x1 { -1.0 } else { 1.0 };
         let tip = x2 + 7.0 * direction;
@@ -313,12 +461,12 @@ fn row_markup(
             y - 4.0,
             y + 4.0
         );
-        label_markup(out, &event.label, x1, x2, y - 4.0, width);
+        label_markup(out, label, x1, x2, y - 4.0, width);
     }
     out.push_str("<title>");
     escape_into(out, &event.time);
     out.push(' ');
-    escape_into(out, &event.label);
+    escape_into(out, label);
     out.push_str("</title></g>");
 }
 
@@ -337,7 +485,16 @@ mod tests {
             kind: "call".into(),
         };
         let mut out = String::new();
-        row_markup(&mut out, &event, 75.0, 225.0, 40.0, 600.0, true);
+        row_markup(
+            &mut out,
+            &event,
+            &event.label,
+            75.0,
+            225.0,
+            40.0,
+            600.0,
+            true,
+        );
         assert!(
             out.starts_with(
                 r#"<g class="seq-event seq-call current" data-testid="seq-event" data-step="7""#
@@ -357,6 +514,48 @@ mod tests {
             "{out}"
         );
         assert!(out.ends_with("</title></g>"), "{out}");
+    }
+
+    fn nodes(count: usize) -> Vec<Arc<NodeView>> {
+        (0..count)
+            .map(|i| {
+                Arc::new(NodeView {
+                    id: format!("id-{i:03}"),
+                    name: format!("node-{i:03}"),
+                    status: "ready".into(),
+                    link_up: true,
+                    ..NodeView::default()
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn up_to_the_fold_every_client_has_a_lane() {
+        let lanes = client_lanes(&nodes(FOLD_ABOVE), 3, None);
+        assert_eq!(lanes.shown.len(), FOLD_ABOVE);
+        assert_eq!(lanes.folded, 0);
+        // A wide diagram gives a lane to every client it has room for.
+        let lanes = client_lanes(&nodes(12), 14, None);
+        assert_eq!((lanes.shown.len(), lanes.folded), (12, 0));
+    }
+
+    #[test]
+    fn past_the_fold_the_pinned_then_the_troubled_clients_keep_their_lanes() {
+        let mut nodes = nodes(200);
+        Arc::make_mut(&mut nodes[150]).link_up = false;
+        Arc::make_mut(&mut nodes[20]).status = "disconnected".into();
+        // Seven lanes: leader, broker, "+N clients" and four clients.
+        let lanes = client_lanes(&nodes, 7, Some("id-199"));
+        let ids: Vec<&str> = lanes.shown.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, ["id-000", "id-020", "id-150", "id-199"]);
+        assert_eq!(lanes.shown[0].1, "node-000");
+        assert_eq!(lanes.folded, 196);
+        // However narrow, one client keeps a lane.
+        let lanes = client_lanes(&nodes, lanes_in(200.0), None);
+        assert_eq!(lanes.shown.len(), 1);
+        assert_eq!(lanes.folded, 199);
+        assert_eq!(lanes_in(600.0), 4);
     }
 
     #[test]
