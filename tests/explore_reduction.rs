@@ -268,6 +268,37 @@ fn the_three_node_search_is_deterministic() {
 /// grouped by node or job, plus at most empty groups. Checked after every
 /// move of seeded random orders of the three-node scenario (deliveries,
 /// time passing, evals processed, loops fired), as the explorer makes them.
+/// The moves a random walk picks from: a time step, delivering any held
+/// call, each node's alloc sync and pull (and its heartbeat when
+/// `heartbeats`), and processing any ready eval.
+fn random_walk_moves(sim: &Sim, nodes: &[&str], heartbeats: bool) -> Vec<Action> {
+    let mut moves = vec![Action::Step {}];
+    for &node in nodes {
+        for call in sim.net.pending.get(node).into_iter().flatten() {
+            moves.push(Action::Deliver {
+                node: node.to_string(),
+                call: format!("#{}", call.id),
+            });
+        }
+        if heartbeats {
+            moves.push(Action::Heartbeat {
+                node: node.to_string(),
+            });
+        }
+        moves.push(Action::GetAllocs {
+            node: node.to_string(),
+        });
+        moves.push(Action::UpdateAlloc {
+            node: node.to_string(),
+            allocs: None,
+        });
+    }
+    for eval in sim.server.state.broker.ready_ids() {
+        moves.push(Action::ProcessEval { eval: Some(eval) });
+    }
+    moves
+}
+
 #[test]
 fn alloc_indexes_are_derived_from_the_allocs_along_random_orders() {
     use nomad_playground::sim::rng::Rng;
@@ -309,28 +340,7 @@ fn alloc_indexes_are_derived_from_the_allocs_along_random_orders() {
     for walk in 0..40 {
         let mut sim = start.clone();
         for depth in 0..60 {
-            let mut choices: Vec<Action> = vec![Action::Step {}];
-            for node in nodes {
-                for call in sim.net.pending.get(node).into_iter().flatten() {
-                    choices.push(Action::Deliver {
-                        node: node.to_string(),
-                        call: format!("#{}", call.id),
-                    });
-                }
-                choices.push(Action::Heartbeat {
-                    node: node.to_string(),
-                });
-                choices.push(Action::GetAllocs {
-                    node: node.to_string(),
-                });
-                choices.push(Action::UpdateAlloc {
-                    node: node.to_string(),
-                    allocs: None,
-                });
-            }
-            for eval in sim.server.state.broker.ready_ids() {
-                choices.push(Action::ProcessEval { eval: Some(eval) });
-            }
+            let choices = random_walk_moves(&sim, &nodes, true);
             let pick = rng.below(choices.len() as u64) as usize;
             // An action that does not apply (nothing to sync) changes
             // nothing; the indexes are checked all the same.
@@ -409,25 +419,7 @@ fn cached_fingerprints_equal_fingerprints_from_scratch() {
                     fresh,
                     "walk {walk}, move {depth}: a copy at other addresses"
                 );
-                let mut choices: Vec<Action> = vec![Action::Step {}];
-                for node in nodes {
-                    for call in sim.net.pending.get(node).into_iter().flatten() {
-                        choices.push(Action::Deliver {
-                            node: node.to_string(),
-                            call: format!("#{}", call.id),
-                        });
-                    }
-                    choices.push(Action::GetAllocs {
-                        node: node.to_string(),
-                    });
-                    choices.push(Action::UpdateAlloc {
-                        node: node.to_string(),
-                        allocs: None,
-                    });
-                }
-                for eval in sim.server.state.broker.ready_ids() {
-                    choices.push(Action::ProcessEval { eval: Some(eval) });
-                }
+                let choices = random_walk_moves(&sim, &nodes, false);
                 let pick = rng.below(choices.len() as u64) as usize;
                 let _ = sim.apply(&choices[pick]);
             }

@@ -333,17 +333,24 @@ test('from 1280 px down to a 1024 px laptop the page never scrolls sideways', as
   }
 });
 
-// Above 50 nodes the cluster draws one dense row per node (composite light, alloc strip) and the
-// cluster and the call dock draw only the rows in and near view; the rows keep a keyboard path.
-test('above 50 nodes the cluster and the dock draw dense rows, only those in view, with a keyboard path', async () => {
+// Opens the benchmark's scenario of 60 nodes and 120 allocs at a laptop's size and steps once.
+async function openBigScenarioAtStep1() {
   const { bigScenario } = require('./bench/big-scenario');
-  const { page, errors, context } = await openPage(browser, '/', { viewport: { width: 1440, height: 900 } });
+  const opened = await openPage(browser, '/', { viewport: { width: 1440, height: 900 } });
+  const { page } = opened;
   await page.getByTestId('lessons').waitFor();
   await page.getByTestId('scenario-input').fill(JSON.stringify(bigScenario(60, 120)));
   await page.getByTestId('scenario-open').click();
   await page.getByTestId('cluster').waitFor();
   await page.getByTestId('step').click();
   await waitForStep(page, 1);
+  return opened;
+}
+
+// Above 50 nodes the cluster draws one dense row per node (composite light, alloc strip) and the
+// cluster and the call dock draw only the rows in and near view; the rows keep a keyboard path.
+test('above 50 nodes the cluster and the dock draw dense rows, only those in view, with a keyboard path', async () => {
+  const { page, errors, context } = await openBigScenarioAtStep1();
   const first = page.getByTestId('node-node-000');
   await first.locator('[data-testid^="alloc-"][data-client-status]').first().waitFor();
   const rows = await page.locator('.node-row').count();
@@ -378,14 +385,7 @@ test('above 50 nodes the cluster and the dock draw dense rows, only those in vie
 // folds the others into one "+N clients" lane (ui-design §3), whose events name their client;
 // the node selected in the inspector is pinned to a lane of its own.
 test('above 8 clients the diagram folds the clients it has no room for into one lane', async () => {
-  const { bigScenario } = require('./bench/big-scenario');
-  const { page, errors, context } = await openPage(browser, '/', { viewport: { width: 1440, height: 900 } });
-  await page.getByTestId('lessons').waitFor();
-  await page.getByTestId('scenario-input').fill(JSON.stringify(bigScenario(60, 120)));
-  await page.getByTestId('scenario-open').click();
-  await page.getByTestId('cluster').waitFor();
-  await page.getByTestId('step').click();
-  await waitForStep(page, 1);
+  const { page, errors, context } = await openBigScenarioAtStep1();
   const sequence = page.getByTestId('sequence');
   const folded = sequence.getByTestId('seq-lane-folded');
   await folded.waitFor();
