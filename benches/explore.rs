@@ -8,7 +8,12 @@
 //! time, orders per second and the deduplication ratio (figures in
 //! docs/explore.md). `EXPLORE_FULL_SPACE=1` instead searches the
 //! three-node scenario under the default bounds with no budget, printing
-//! its progress (the size of the full space).
+//! its progress (the size of the full space; `EXPLORE_MAX_DELAY`,
+//! `EXPLORE_NO_FIRE_LOOPS`, `EXPLORE_NO_REDUCE` change the bounds).
+//! `EXPLORE_COMMUTE=WALKS` and `EXPLORE_ABSTRACT=WALKS` print the
+//! diagnostics of `nomad_playground::explore::diagnose` (which pairs of
+//! moves commute and what the others differ in; how much coarser keys
+//! would merge).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use nomad_playground::explore::{ExploreConfig, Explorer, SearchMode};
@@ -122,6 +127,10 @@ fn full_space() {
     let config = ExploreConfig {
         max_orders: u64::MAX,
         mode: SearchMode::Exhaustive,
+        max_delay: env_u64("EXPLORE_MAX_DELAY", 1_000),
+        fire_loops: std::env::var_os("EXPLORE_NO_FIRE_LOOPS").is_none(),
+        reduce_orders: std::env::var_os("EXPLORE_NO_REDUCE").is_none(),
+        count_idle: true,
         ..ExploreConfig::default()
     };
     let Ok(mut explorer) = Explorer::from_json(THREE, config) else {
@@ -139,11 +148,12 @@ fn full_space() {
             .map(|(next, len)| format!("{next}/{len}"))
             .collect();
         eprintln!(
-            "{} orders, {} states ({} distinct, {} subsumed), {:.1} s CPU, at {}",
+            "{} orders, {} states ({} distinct, {} subsumed, {} idle end states), {:.1} s CPU, at {}",
             progress.orders,
             progress.states,
             result.distinct_states,
             result.subsumed_orders,
+            result.idle_states,
             cpu_seconds() - start,
             position.join(" ")
         );
@@ -170,9 +180,92 @@ fn full_space() {
     }
 }
 
+/// A number from the environment, or `default`.
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// `EXPLORE_COMMUTE=WALKS cargo bench --bench explore`: along WALKS seeded
+/// random walks of the three-node scenario (every `EXPLORE_STRIDE`-th
+/// state, default 1; `EXPLORE_MAX_DELAY` ms, default 1000;
+/// `EXPLORE_NO_FIRE_LOOPS=1`), takes every pair of moves in both orders
+/// and prints which kinds of pairs reach one state and what the others
+/// differ in (`Explorer::commute_report`).
+fn commute() {
+    let config = ExploreConfig {
+        max_delay: env_u64("EXPLORE_MAX_DELAY", 1_000),
+        fire_loops: std::env::var_os("EXPLORE_NO_FIRE_LOOPS").is_none(),
+        ..ExploreConfig::default()
+    };
+    let Ok(explorer) = Explorer::from_json(THREE, config) else {
+        eprintln!("three-reconnect: bad input");
+        return;
+    };
+    let report = explorer.commute_report(
+        env_u64("EXPLORE_COMMUTE", 20),
+        env_u64("EXPLORE_STRIDE", 1),
+        env_u64("EXPLORE_SEED", 1),
+    );
+    eprintln!(
+        "{} states sampled, {} pairs taken both ways, {} reach one state, {} disable each other",
+        report.states, report.pairs, report.commuting, report.disabling
+    );
+    eprintln!("by kind (pairs, commuting):");
+    for (kind, (pairs, commuting)) in &report.by_kind {
+        eprintln!("  {pairs:6} {commuting:6}  {kind}");
+    }
+    let mut paths: Vec<_> = report.paths.iter().collect();
+    paths.sort_by(|a, b| b.1.cmp(a.1));
+    eprintln!("paths that differ (non-commuting pairs):");
+    for (path, n) in paths.iter().take(60) {
+        eprintln!("  {n:6}  {path}");
+    }
+    let mut signatures: Vec<_> = report.signatures.iter().collect();
+    signatures.sort_by(|a, b| b.1.cmp(a.1));
+    eprintln!("sets of differing classes:");
+    for (signature, n) in signatures.iter().take(40) {
+        eprintln!("  {n:6}  {signature}");
+    }
+}
+
+/// `EXPLORE_ABSTRACT=WALKS cargo bench --bench explore`: distinct states
+/// met along WALKS seeded random walks of the three-node scenario under
+/// the canonical fingerprint and coarser candidate keys
+/// (`Explorer::abstraction_report`; `EXPLORE_MAX_DELAY`,
+/// `EXPLORE_NO_FIRE_LOOPS`, `EXPLORE_SEED` as for `EXPLORE_COMMUTE`).
+fn abstractions() {
+    let config = ExploreConfig {
+        max_delay: env_u64("EXPLORE_MAX_DELAY", 1_000),
+        fire_loops: std::env::var_os("EXPLORE_NO_FIRE_LOOPS").is_none(),
+        ..ExploreConfig::default()
+    };
+    let Ok(explorer) = Explorer::from_json(THREE, config) else {
+        eprintln!("three-reconnect: bad input");
+        return;
+    };
+    let start = cpu_seconds();
+    let report = explorer.abstraction_report(
+        env_u64("EXPLORE_ABSTRACT", 1_000),
+        env_u64("EXPLORE_SEED", 1),
+    );
+    eprintln!("{report:#?}");
+    eprintln!("{:.1} s CPU", cpu_seconds() - start);
+}
+
 fn bench(c: &mut Criterion) {
     if std::env::var_os("EXPLORE_FULL_SPACE").is_some() {
         full_space();
+        return;
+    }
+    if std::env::var_os("EXPLORE_COMMUTE").is_some() {
+        commute();
+        return;
+    }
+    if std::env::var_os("EXPLORE_ABSTRACT").is_some() {
+        abstractions();
         return;
     }
     report();

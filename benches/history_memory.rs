@@ -127,42 +127,159 @@ fn made_bytes_dropped<T: Default>(part: &mut T) -> usize {
     before.saturating_sub(live_bytes())
 }
 
-/// What the clients' runners hold of their allocs: how many runners, how
-/// many hold a version the server no longer has, and what one copy of
-/// those stale versions costs, whole and by part.
+/// What the clients' runners hold of their allocs: how many runners, and
+/// what one copy of the parts of the alloc versions they keep costs.
 fn print_runner_allocs(sim: &Sim) {
-    let state = &sim.server.state;
-    let mut runners = 0;
-    let mut stale = Vec::new();
-    for client in sim.clients.values() {
-        for (id, runner) in client.runners.iter() {
-            runners += 1;
-            let current = state.allocs.get(id.as_str());
-            if !current.is_some_and(|alloc| Arc::ptr_eq(alloc, &runner.alloc)) {
-                stale.push(&runner.alloc);
-            }
-        }
-    }
-    let whole = made_bytes(|| stale.iter().map(|a| (***a).clone()).collect::<Vec<_>>());
-    let tasks = made_bytes(|| {
-        stale
+    let runners: Vec<_> = sim
+        .clients
+        .values()
+        .flat_map(|client| client.runners.values())
+        .collect();
+    let views = made_bytes(|| {
+        runners
             .iter()
-            .map(|a| a.task_states.clone())
-            .collect::<Vec<_>>()
-    });
-    let states = made_bytes(|| {
-        stale
-            .iter()
-            .map(|a| a.alloc_states.clone())
+            .map(|runner| (*runner.alloc).clone())
             .collect::<Vec<_>>()
     });
     println!(
-        "  runners {runners}, {} holding a version the server replaced: {} ({} task states, {} alloc states; {} bytes an Allocation)",
-        stale.len(),
-        mb(whole),
-        mb(tasks),
-        mb(states),
+        "  runners {}: the alloc versions they keep {} ({} bytes a runner's alloc, {} an Allocation)",
+        runners.len(),
+        mb(views),
+        std::mem::size_of::<nomad_playground::client::runner::RunnerAlloc>(),
         std::mem::size_of::<nomad_playground::model::Allocation>()
+    );
+}
+
+/// What the clients hold, by part: the runner maps (keys and runner
+/// slots, sharing what runners share), the runners' own heap parts, the
+/// task states (one copy each) and the updates waiting to be sent.
+fn print_client_parts(sim: &Sim) {
+    let maps = made_bytes(|| {
+        sim.clients
+            .values()
+            .map(|client| (*client.runners).clone())
+            .collect::<Vec<_>>()
+    });
+    let runner_heap = made_bytes(|| {
+        sim.clients
+            .values()
+            .flat_map(|client| client.runners.values())
+            .map(|runner| {
+                (
+                    runner.client_description.clone(),
+                    runner.watches.clone(),
+                    runner.health_watch.clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    });
+    let tasks = made_bytes(|| {
+        sim.clients
+            .values()
+            .flat_map(|client| client.runners.values())
+            .map(|runner| {
+                runner
+                    .task_states
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>()
+    });
+    let (mut task_count, mut events, mut shared) = (0, 0, 0);
+    for runner in sim
+        .clients
+        .values()
+        .flat_map(|client| client.runners.values())
+    {
+        task_count += runner.task_states.len();
+        events += runner
+            .task_states
+            .values()
+            .map(|state| state.events.len())
+            .sum::<usize>();
+        let current = sim.server.state.allocs.get(runner.alloc.id.as_str());
+        shared += usize::from(current.is_some_and(|alloc| alloc.task_states == runner.task_states));
+    }
+    println!(
+        "  clients' task states: {task_count} tasks, {events} events, {shared} runners' states equal to the server's"
+    );
+    let pending = made_bytes(|| {
+        sim.clients
+            .values()
+            .map(|client| client.pending_updates.clone())
+            .collect::<Vec<_>>()
+    });
+    println!(
+        "  clients: runner maps {} ({} bytes a runner), runners' own heap {}, task states {}, pending updates {}",
+        mb(maps),
+        std::mem::size_of::<nomad_playground::client::runner::AllocRunner>(),
+        mb(runner_heap),
+        mb(tasks),
+        mb(pending)
+    );
+}
+
+/// What the eval records hold: the `Evaluation`s' slots and their
+/// strings, and the outcomes.
+fn print_eval_parts(sim: &Sim) {
+    let evals = &sim.server.state.evals;
+    let slots = evals.len() * std::mem::size_of::<nomad_playground::server::EvalRecord>();
+    let outcomes = made_bytes(|| {
+        evals
+            .values()
+            .map(|record| record.outcome.clone())
+            .collect::<Vec<_>>()
+    });
+    let strings = made_bytes(|| {
+        evals
+            .values()
+            .map(|record| {
+                let e = &record.eval;
+                [
+                    e.id.clone(),
+                    e.namespace.clone(),
+                    e.eval_type.clone(),
+                    e.triggered_by.clone(),
+                    e.job_id.clone(),
+                    e.node_id.clone(),
+                    e.deployment_id.clone(),
+                    e.status_description.clone(),
+                    e.previous_eval.clone(),
+                    e.next_eval.clone(),
+                    e.blocked_eval.clone(),
+                ]
+            })
+            .collect::<Vec<_>>()
+    }) - evals.len() * 11 * std::mem::size_of::<String>();
+    let mut set = [0usize; 8];
+    for record in evals.values() {
+        let e = &record.eval;
+        for (count, present) in set.iter_mut().zip([
+            !e.node_id.is_empty(),
+            !e.deployment_id.is_empty(),
+            !e.status_description.is_empty(),
+            !e.wait_until.is_zero(),
+            !e.previous_eval.is_empty(),
+            !e.next_eval.is_empty(),
+            !e.blocked_eval.is_empty(),
+            record.outcome.is_some(),
+        ]) {
+            *count += usize::from(present);
+        }
+    }
+    println!(
+        "  evals with node {}, deployment {}, description {}, wait {}, previous {}, next {}, blocked {}, outcome {}",
+        set[0], set[1], set[2], set[3], set[4], set[5], set[6], set[7]
+    );
+    println!(
+        "  eval records: {} evals, slots {} ({} bytes a record, {} an Evaluation), strings {}, outcomes {}",
+        evals.len(),
+        mb(slots),
+        std::mem::size_of::<nomad_playground::server::EvalRecord>(),
+        std::mem::size_of::<nomad_playground::model::Evaluation>(),
+        mb(strings),
+        mb(outcomes)
     );
 }
 
@@ -281,6 +398,8 @@ fn main() {
         }
         print_trace_kinds(&session);
         print_runner_allocs(session.sim());
+        print_client_parts(session.sim());
+        print_eval_parts(session.sim());
         print_processed(&session);
         if held > BUDGET {
             over.push(format!("{label}: {} > {}", mb(held), mb(BUDGET)));

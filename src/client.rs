@@ -18,7 +18,7 @@ use crate::server::{NodeRecord, tick_time};
 use crate::sim::queue::Tick;
 use crate::sim::rng::Rng;
 use crate::sim::trace::short;
-use runner::{AllocRunner, PrevWatch, WatchState};
+use runner::{AllocRunner, PrevWatch, RunnerAlloc, WatchState};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -554,7 +554,7 @@ impl Client {
         }
     }
 
-    fn stop_after(&self, alloc: &Allocation) -> Option<Tick> {
+    fn stop_after(&self, alloc: &RunnerAlloc) -> Option<Tick> {
         let tg = alloc.job_task_group()?;
         let stop = match self.rules.disconnect_config {
             crate::profile::DisconnectConfig::Legacy => tg.stop_after_client_disconnect,
@@ -724,7 +724,7 @@ impl Client {
                     let mut health_times = Vec::new();
                     if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&id) {
                         let previous_deployment = runner.alloc.deployment_id.clone();
-                        runner.alloc = alloc;
+                        runner.alloc = RunnerAlloc::of(&alloc);
                         if !stop {
                             health_times =
                                 runner.health_deployment_changed(now_time, &previous_deployment);
@@ -782,7 +782,7 @@ impl Client {
                 },
             });
         }
-        let runner = AllocRunner::new(Arc::clone(&alloc), watches);
+        let runner = AllocRunner::new(&alloc, watches);
         let remote: Vec<PrevWatch> = runner
             .watches
             .iter()

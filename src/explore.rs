@@ -45,6 +45,7 @@
 //! ```
 
 pub mod cli;
+pub mod diagnose;
 pub mod fingerprint;
 pub mod invariant;
 pub mod reduction;
@@ -122,6 +123,10 @@ pub struct ExploreConfig {
     /// loop fired early only moves that involve its node are searched
     /// (loop postponement). See [`reduction`].
     pub reduce_orders: bool,
+    /// Count the distinct idle states complete orders end in
+    /// ([`ExploreResult::idle_states`], [`Explorer::idle_fingerprints`]):
+    /// one fingerprint per complete order, about a fifth more work.
+    pub count_idle: bool,
 }
 
 impl Default for ExploreConfig {
@@ -139,6 +144,7 @@ impl Default for ExploreConfig {
             fire_loops: true,
             exact_states: false,
             reduce_orders: true,
+            count_idle: false,
         }
     }
 }
@@ -368,6 +374,11 @@ pub struct ExploreResult {
     pub states: u64,
     /// Distinct state fingerprints.
     pub distinct_states: u64,
+    /// Distinct fingerprints of the idle states orders ended in (the
+    /// worlds of complete orders, after the script's last actions); 0
+    /// unless [`ExploreConfig::count_idle`].
+    #[serde(default)]
+    pub idle_states: u64,
     /// Share of simulated states that had been seen before.
     pub dedup_ratio: f64,
     /// Size of the space in orders: exact when exhaustive, else Knuth's
@@ -542,6 +553,8 @@ pub struct Explorer {
     exhaustive_budget: u64,
     reports: BTreeMap<Invariant, (u64, Option<Reproduction>)>,
     details: BTreeMap<Invariant, BTreeSet<String>>,
+    /// World fingerprints of the idle states complete orders ended in.
+    idle: BTreeSet<Fingerprint>,
 }
 
 /// Whether an action is one the search replaces (time and network control,
@@ -735,6 +748,7 @@ impl Explorer {
             },
             reports: BTreeMap::new(),
             details: BTreeMap::new(),
+            idle: BTreeSet::new(),
             config,
         };
         let (leaf, choices) = explorer.forced(&mut root);
@@ -801,6 +815,13 @@ impl Explorer {
             .iter()
             .map(|f| (f.next, f.choices.len()))
             .collect()
+    }
+
+    /// The world fingerprints of the idle states the complete orders so
+    /// far ended in (a reduced search must reach the same set as the full
+    /// one).
+    pub fn idle_fingerprints(&self) -> &BTreeSet<Fingerprint> {
+        &self.idle
     }
 
     /// Finished.
@@ -1187,6 +1208,16 @@ impl Explorer {
     fn record_leaf(&mut self, path: &[Action], last: &PathState, leaf: &Leaf) {
         self.complete += 1;
         match leaf {
+            Leaf::Complete if self.config.count_idle => {
+                let world = last
+                    .keys(
+                        self.config.exact_states,
+                        self.context.window_index,
+                        &mut self.digests,
+                    )
+                    .world;
+                self.idle.insert(world);
+            }
             Leaf::Complete => {}
             Leaf::Unsettled => self.unsettled += 1,
             Leaf::Violation(violations) => {
@@ -1563,6 +1594,7 @@ impl Explorer {
             violating_orders: self.violating,
             states: self.states,
             distinct_states: self.seen.len() as u64,
+            idle_states: self.idle.len() as u64,
             dedup_ratio: if self.states == 0 {
                 0.0
             } else {

@@ -197,6 +197,10 @@ pub struct ServerState {
     /// Derived from `nodes`: the tainted nodes' IDs, for the scheduler.
     #[serde(skip)]
     pub tainted_cache: TaintedCache,
+    /// Derived from `nodes` and `node_usage`: the nodes' bin-packing scores,
+    /// for placements (a cache: not serialized, empty in a copy).
+    #[serde(skip)]
+    pub placement: scheduler::PlacementIndex,
 }
 
 /// The nodes that are down, disconnected or draining: a cache derived
@@ -380,6 +384,7 @@ impl Server {
                 alloc_writes: 0,
                 deployment_watch: deployments::WatcherState::default(),
                 tainted_cache: TaintedCache::default(),
+                placement: scheduler::PlacementIndex::default(),
             },
         }
     }
@@ -424,9 +429,10 @@ impl Server {
     }
 
     /// To call after any write to `state.nodes`: the cached tainted
-    /// nodes are recomputed on next use.
+    /// nodes and placement scores are recomputed on next use.
     pub fn nodes_changed(&mut self) {
         self.state.tainted_cache = TaintedCache::default();
+        self.state.placement = scheduler::PlacementIndex::default();
     }
 
     /// A new Raft index.
@@ -459,7 +465,13 @@ fn index_alloc(
     key: &str,
     alloc: &Arc<Allocation>,
 ) {
-    let allocs = Arc::make_mut(slot(index, key));
+    // One lookup of the key when its map exists (it usually does).
+    let Some(allocs) = index.get_mut(key) else {
+        let allocs = BTreeMap::from([(alloc.id.clone(), Arc::clone(alloc))]);
+        index.insert(key.to_string(), Arc::new(allocs));
+        return;
+    };
+    let allocs = Arc::make_mut(allocs);
     match allocs.get_mut(&alloc.id) {
         Some(stored) => *stored = Arc::clone(alloc),
         None => {
@@ -475,6 +487,22 @@ fn slot<'a, V: Default>(map: &'a mut BTreeMap<String, V>, key: &str) -> &'a mut 
         map.insert(key.to_string(), V::default());
     }
     map.get_mut(key).expect("inserted above")
+}
+
+/// Whether two versions of an alloc take the same share of the same node
+/// ([`Server::account`]): both terminal (no share), or both live on the
+/// same node with the same job version and group (the same resources).
+fn same_share(old: &Allocation, new: &Allocation) -> bool {
+    match (old.terminal_status(), new.terminal_status()) {
+        (true, true) => true,
+        (false, false) => {
+            old.node_id == new.node_id
+                && old.job_id == new.job_id
+                && old.task_group == new.task_group
+                && old.job_version() == new.job_version()
+        }
+        _ => false,
+    }
 }
 
 /// The UUID-shaped ID number `counter` of a run seeded with `seed`.
@@ -518,6 +546,7 @@ impl Server {
         // The node's entries usually exist: look them up by the borrowed ID
         // and copy it only for a new entry.
         let state = &mut self.state;
+        state.placement.usage_changed(&alloc.node_id);
         let usage = slot(&mut state.node_usage, &alloc.node_id);
         if sign > 0 {
             usage.0 += cpu;
@@ -539,12 +568,21 @@ impl Server {
     /// Writes an alloc (insert or replace), keeping the indexes.
     pub fn put_alloc(&mut self, alloc: Allocation) {
         self.state.alloc_writes += 1;
-        if let Some(old) = self.state.allocs.get(&alloc.id).cloned() {
-            self.account(&old, -1);
+        let old = self.state.allocs.get(&alloc.id).cloned();
+        match &old {
+            // Most writes keep the alloc's share of its node (a client
+            // status, a mark, an index): taking it away and adding it back
+            // would leave the tables as they are.
+            Some(old) if same_share(old, &alloc) => {}
+            _ => {
+                if let Some(old) = &old {
+                    self.account(old, -1);
+                }
+                self.account(&alloc, 1);
+            }
         }
-        self.account(&alloc, 1);
         let id = alloc.id.clone();
-        if !self.state.allocs.contains_key(&id) {
+        if old.is_none() {
             self.state
                 .allocs_by_name
                 .get_or_insert_with(alloc.name.clone(), Vec::new)

@@ -4,14 +4,16 @@
 //! loop postponement, and subsumption of states whose world was searched
 //! with fewer loops fired early. The reduced search finds the same violations
 //! (invariant and details of the end state) as the unreduced one, with the
-//! same shortest length.
+//! same shortest length, and ends in the same set of idle states.
 
+use nomad_playground::explore::fingerprint::Fingerprint;
 use nomad_playground::explore::reduction::{self, Footprint};
 use nomad_playground::explore::{
     Choice, ClientLoop, ExploreConfig, ExploreResult, Explorer, SearchMode,
 };
 use nomad_playground::scenario::format::Action;
 use nomad_playground::sim::Sim;
+use std::collections::BTreeSet;
 
 const PLAIN: &str = include_str!("data/explore/plain-reconnect.json");
 const UPDATE: &str = include_str!("data/explore/plain-reconnect-update.json");
@@ -22,6 +24,40 @@ fn run(text: &str, config: ExploreConfig) -> ExploreResult {
     Explorer::from_json(text, config)
         .unwrap_or_else(|e| panic!("explorer: {e}"))
         .run()
+}
+
+/// A search's result with the fingerprints of the idle states its
+/// complete orders ended in.
+fn run_idle(text: &str, config: ExploreConfig) -> (ExploreResult, BTreeSet<Fingerprint>) {
+    let config = ExploreConfig {
+        count_idle: true,
+        ..config
+    };
+    let mut explorer =
+        Explorer::from_json(text, config).unwrap_or_else(|e| panic!("explorer: {e}"));
+    let result = explorer.run();
+    (result, explorer.idle_fingerprints().clone())
+}
+
+/// The reduced and the full search, each with its idle end states: the
+/// two reach the same set of them (empty when every order breaks an
+/// invariant, as under 1.4.2 with a job update).
+fn reduced_and_full(
+    text: &str,
+    config: impl Fn(bool) -> ExploreConfig,
+) -> (ExploreResult, ExploreResult) {
+    let (reduced, reduced_idle) = run_idle(text, config(true));
+    let (full, full_idle) = run_idle(text, config(false));
+    assert_eq!(reduced.idle_states, reduced_idle.len() as u64);
+    assert!(
+        reduced_idle == full_idle,
+        "idle end states: {} reduced, {} full, {} only in the full search, {} only in the reduced one",
+        reduced_idle.len(),
+        full_idle.len(),
+        full_idle.difference(&reduced_idle).count(),
+        reduced_idle.difference(&full_idle).count()
+    );
+    (reduced, full)
 }
 
 fn exhaustive(profile: &str, reduce: bool) -> ExploreConfig {
@@ -92,9 +128,9 @@ fn the_reduction_finds_what_the_full_search_finds() {
     // Under 1.4.2, where some order breaks an invariant (#15068), so that
     // equal sets of violations mean something. Loops fire early (the
     // default), so loop postponement is exercised as well as sleep sets.
-    let reduced = run(PLAIN, exhaustive("1.4.2", true));
-    let full = run(PLAIN, exhaustive("1.4.2", false));
+    let (reduced, full) = reduced_and_full(PLAIN, |reduce| exhaustive("1.4.2", reduce));
     assert!(!full.violated().is_empty(), "the full search found nothing");
+    assert!(full.idle_states > 0, "no order ended idle");
     assert_same_violations(&reduced, &full);
     assert!(reduced.complete_orders > 0);
     assert!(reduced.postponed_orders > 0, "no loop was postponed");
@@ -110,8 +146,7 @@ fn the_reduction_finds_what_the_full_search_finds() {
 /// invariants break.
 #[test]
 fn the_reduction_finds_the_14925_violations_the_full_search_finds() {
-    let reduced = run(UPDATE, exhaustive("1.4.2", true));
-    let full = run(UPDATE, exhaustive("1.4.2", false));
+    let (reduced, full) = reduced_and_full(UPDATE, |reduce| exhaustive("1.4.2", reduce));
     assert!(
         full.violated().contains(&"reconnected-version"),
         "the full search did not find #14925: {:?}",
@@ -130,11 +165,69 @@ fn two_reconnecting_nodes_reduced_and_full_agree() {
         max_delay: 100,
         ..exhaustive("1.4.2", reduce)
     };
-    let reduced = run(TWO, config(true));
-    let full = run(TWO, config(false));
+    let (reduced, full) = reduced_and_full(TWO, config);
     assert_same_violations(&reduced, &full);
+    assert!(full.idle_states > 0, "no order ended idle");
     assert!(reduced.distinct_states <= full.distinct_states);
     assert!(reduced.orders <= full.orders);
+}
+
+/// Three reconnecting nodes (no loops fired early, no call held while time
+/// passes): the reduced search ends in the same violations (none) and the
+/// same idle end states as the full one.
+#[test]
+fn three_reconnecting_nodes_reduced_and_full_reach_the_same_idle_states() {
+    let config = |reduce| ExploreConfig {
+        fire_loops: false,
+        max_delay: 0,
+        ..exhaustive("latest", reduce)
+    };
+    let (reduced, full) = reduced_and_full(THREE, config);
+    assert_same_violations(&reduced, &full);
+    assert!(reduced.orders < full.orders);
+    assert!(full.idle_states > 1, "{} idle end states", full.idle_states);
+}
+
+/// The commute diagnostics (`Explorer::commute_report`): along random
+/// walks of the three-node scenario, firing a loop of one node and
+/// delivering a heartbeat of another reach one state in either order,
+/// two heartbeats of different nodes never do (each draws the TTL's
+/// jitter from the one RNG and writes the Raft index), and the report
+/// names what the non-commuting pairs differ in.
+#[test]
+fn the_commute_report_tells_commuting_pairs_from_others() {
+    let explorer = Explorer::from_json(
+        THREE,
+        ExploreConfig {
+            max_delay: 10,
+            ..ExploreConfig::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("explorer: {e}"));
+    let report = explorer.commute_report(3, 1, 1);
+    assert!(report.pairs > 0 && report.states > 0);
+    assert!(report.commuting > 0 && report.commuting < report.pairs);
+    let kind = |name: &str| report.by_kind.get(name).copied().unwrap_or_default();
+    let heartbeats = kind("deliver Node.UpdateStatus | deliver Node.UpdateStatus other nodes");
+    assert!(heartbeats.0 > 0 && heartbeats.1 == 0, "{heartbeats:?}");
+    assert!(
+        report
+            .paths
+            .keys()
+            .any(|p| p.starts_with("/server/state/heartbeat_timers/")),
+        "{:?}",
+        report.paths.keys().collect::<Vec<_>>()
+    );
+    let loops = report
+        .by_kind
+        .iter()
+        .filter(|(k, _)| {
+            k.contains("fire ") && k.contains("deliver ") && k.ends_with("other nodes")
+        })
+        .fold((0, 0), |(p, c), (_, (pairs, commuting))| {
+            (p + pairs, c + commuting)
+        });
+    assert!(loops.0 > 0 && loops.0 == loops.1, "{loops:?}");
 }
 
 /// The world of the three-node scenario at the window's start, with each

@@ -5,11 +5,12 @@
 //! with `client/allochealth/tracker.go`, `health_check = "task_states"`).
 
 use crate::model::{
-    AllocDeploymentStatus, Allocation, ClientStatus, TASK_CLIENT_RECONNECTED, TaskEvent, TaskState,
-    TaskStates, Time,
+    AllocDeploymentStatus, Allocation, ClientStatus, DesiredStatus, Job, TASK_CLIENT_RECONNECTED,
+    TaskEvent, TaskGroup, TaskState, TaskStates, Time,
 };
 use crate::server::rpc::AllocUpdate;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Task events kept per task (`defaultMaxEvents`).
@@ -39,28 +40,91 @@ pub struct PrevWatch {
     pub state: WatchState,
 }
 
+/// What a runner keeps of the newest server version of its alloc it
+/// pulled: the fields the client reads, no more (the history keeps a
+/// runner's version for as long as the server's alloc has moved on, so a
+/// whole `Allocation` would be held twice). The fields keep the names and
+/// serde names they have in [`Allocation`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct RunnerAlloc {
+    /// `ID`.
+    #[serde(rename = "ID")]
+    pub id: String,
+    /// `Name`.
+    pub name: String,
+    /// `Job`: the job as of the alloc's placement (shared with the
+    /// server's versions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job: Option<Arc<Job>>,
+    /// `TaskGroup`.
+    pub task_group: String,
+    /// `DesiredStatus`.
+    pub desired_status: DesiredStatus,
+    /// `DeploymentID`.
+    #[serde(rename = "DeploymentID")]
+    pub deployment_id: String,
+    /// `DeploymentStatus.Canary`.
+    pub canary: bool,
+    /// `AllocModifyIndex`.
+    pub alloc_modify_index: u64,
+}
+
+impl RunnerAlloc {
+    /// What a runner keeps of `alloc`.
+    pub fn of(alloc: &Allocation) -> Arc<RunnerAlloc> {
+        Arc::new(RunnerAlloc {
+            id: alloc.id.clone(),
+            name: alloc.name.clone(),
+            job: alloc.job.clone(),
+            task_group: alloc.task_group.clone(),
+            desired_status: alloc.desired_status.clone(),
+            deployment_id: alloc.deployment_id.clone(),
+            canary: alloc.is_canary(),
+            alloc_modify_index: alloc.alloc_modify_index,
+        })
+    }
+
+    /// The task group of the embedded job (`Allocation::job_task_group`).
+    pub fn job_task_group(&self) -> Option<&TaskGroup> {
+        self.job.as_ref()?.lookup_task_group(&self.task_group)
+    }
+
+    /// `ServerTerminalStatus()`: stop or evict.
+    pub fn server_terminal_status(&self) -> bool {
+        self.desired_status.is_terminal()
+    }
+
+    /// `DeploymentStatus.Canary` (`Allocation::is_canary`).
+    pub fn is_canary(&self) -> bool {
+        self.canary
+    }
+}
+
 /// One alloc runner.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AllocRunner {
-    /// The newest server version the client pulled.
-    pub alloc: Arc<Allocation>,
+    /// What the runner keeps of the newest server version the client
+    /// pulled.
+    pub alloc: Arc<RunnerAlloc>,
     /// Local client status.
     pub client_status: ClientStatus,
-    /// Local client description.
-    pub client_description: String,
+    /// Local client description (one of the runner's fixed texts).
+    pub client_description: Cow<'static, str>,
     /// Task states.
     pub task_states: TaskStates,
     /// Previous-allocation watches.
     pub watches: Vec<PrevWatch>,
     /// The tasks' start is scheduled.
     pub start_scheduled: bool,
-    /// The deployment health watch, while one runs.
+    /// The deployment health watch, while one runs (boxed: most runners
+    /// have none, and the history keeps every runner's copies).
     #[serde(default)]
-    pub health_watch: Option<HealthWatch>,
+    pub health_watch: Option<Box<HealthWatch>>,
     /// The health the client set (`DeploymentStatus.Healthy`, `Timestamp`),
-    /// reported with every update once set.
+    /// reported with every update once set (boxed, as `health_watch`).
     #[serde(default)]
-    pub deployment_health: Option<AllocDeploymentStatus>,
+    pub deployment_health: Option<Box<AllocDeploymentStatus>>,
 }
 
 /// The health hook's watch of one alloc of a deployment: it ends healthy
@@ -79,7 +143,7 @@ pub struct HealthWatch {
 
 impl AllocRunner {
     /// A pending runner.
-    pub fn new(alloc: Arc<Allocation>, watches: Vec<PrevWatch>) -> AllocRunner {
+    pub fn new(alloc: &Allocation, watches: Vec<PrevWatch>) -> AllocRunner {
         let task_names: Vec<String> = alloc
             .job_task_group()
             .map(|tg| tg.tasks.iter().map(|task| task.name.clone()).collect())
@@ -97,9 +161,9 @@ impl AllocRunner {
             })
             .collect();
         AllocRunner {
-            alloc,
+            alloc: RunnerAlloc::of(alloc),
             client_status: ClientStatus::Pending,
-            client_description: "No tasks have started".to_string(),
+            client_description: "No tasks have started".into(),
             task_states,
             watches,
             start_scheduled: false,
@@ -113,17 +177,22 @@ impl AllocRunner {
         AllocUpdate {
             id: self.alloc.id.clone(),
             client_status: self.client_status.as_str().to_string(),
-            client_description: self.client_description.clone(),
+            client_description: self.client_description.to_string(),
             task_states: self.task_states.clone(),
-            deployment_status: self.deployment_health.clone(),
+            deployment_status: self.deployment_health.as_deref().cloned(),
         }
     }
 
-    fn push_event(state: &mut TaskState, event_type: &str, now: Time, message: &str) {
+    fn push_event(
+        state: &mut TaskState,
+        event_type: &'static str,
+        now: Time,
+        message: &'static str,
+    ) {
         state.events.push(TaskEvent {
-            event_type: event_type.to_string(),
+            event_type: event_type.into(),
             time: now,
-            display_message: message.to_string(),
+            display_message: message.into(),
         });
         if state.events.len() > MAX_TASK_EVENTS {
             let excess = state.events.len() - MAX_TASK_EVENTS;
@@ -139,11 +208,17 @@ impl AllocRunner {
             Self::push_event(state, "Started", now, "Task started by client");
         }
         self.client_status = ClientStatus::Running;
-        self.client_description = "Tasks are running".to_string();
+        self.client_description = "Tasks are running".into();
     }
 
     /// Every task stops with `status` (complete or failed).
-    pub fn finish(&mut self, now: Time, status: ClientStatus, task: Option<&str>, why: &str) {
+    pub fn finish(
+        &mut self,
+        now: Time,
+        status: ClientStatus,
+        task: Option<&str>,
+        why: &'static str,
+    ) {
         for (name, state) in &mut self.task_states {
             if task.is_some_and(|only| only != name) || state.state == "dead" {
                 continue;
@@ -189,9 +264,9 @@ impl AllocRunner {
                 ClientStatus::Complete
             };
         self.client_description = if self.client_status == ClientStatus::Failed {
-            "Failed tasks".to_string()
+            "Failed tasks".into()
         } else {
-            "All tasks have completed".to_string()
+            "All tasks have completed".into()
         };
     }
 
@@ -214,7 +289,7 @@ impl AllocRunner {
         for state in self.task_states.values_mut() {
             Self::push_event(state, TASK_CLIENT_RECONNECTED, now, "Client reconnected");
         }
-        self.alloc = alloc;
+        self.alloc = RunnerAlloc::of(&alloc);
     }
 
     /// Forces a status (the script's `update_alloc` with statuses).
@@ -239,7 +314,7 @@ impl AllocRunner {
 /// service alloc of a deployment whose group has an update block that is
 /// not `health_check = "manual"` (`newAllocHealthWatcherHook`, `init`).
 fn watches_deployment_health(
-    alloc: &Allocation,
+    alloc: &RunnerAlloc,
 ) -> Option<(crate::model::Duration, crate::model::Duration)> {
     if alloc.deployment_id.is_empty() {
         return None;
@@ -277,11 +352,11 @@ impl AllocRunner {
         let healthy_at = (self.client_status == ClientStatus::Running
             && self.task_states.values().all(|s| s.state == "running"))
         .then(|| now.add(min_healthy_time));
-        self.health_watch = Some(HealthWatch {
+        self.health_watch = Some(Box::new(HealthWatch {
             deployment_id: deployment,
             deadline,
             healthy_at,
-        });
+        }));
         Some(deadline)
     }
 
@@ -344,12 +419,12 @@ impl AllocRunner {
             return None;
         };
         self.health_watch = None;
-        self.deployment_health = Some(AllocDeploymentStatus {
+        self.deployment_health = Some(Box::new(AllocDeploymentStatus {
             healthy: Some(healthy),
             timestamp: now,
             canary: self.alloc.is_canary(),
             modify_index: 0,
-        });
+        }));
         Some(healthy)
     }
 }

@@ -2,7 +2,7 @@
 //! [--seed S] [--mode auto|exhaustive|random] [--compare P]... [--no-compare]
 //! [--only INV]... [--disable INV]... [--max-delay MS] [--no-fire-loops]
 //! [--max-depth N] [--horizon MS] [--window START..END] [--exact-states]
-//! [--no-reduce] [--json] [--out DIR]`: searches the
+//! [--no-reduce] [--idle-states] [--json] [--out DIR]`: searches the
 //! orders of a scenario's reconnect window and reports invariant violations.
 //!
 //! Exit 0 when no order breaks an enabled invariant, 1 when one does, 2 on
@@ -20,7 +20,7 @@ const USAGE: &str =
     "usage: nomad-playground explore SCENARIO.json [--profile P] [--max-orders N] [--seed S]
         [--mode auto|exhaustive|random] [--compare PROFILE]... [--no-compare]
         [--max-delay MS] [--no-fire-loops] [--max-depth N] [--horizon MS]
-        [--window START..END] [--exact-states] [--no-reduce]
+        [--window START..END] [--exact-states] [--no-reduce] [--idle-states]
         [--only INVARIANT]... [--disable INVARIANT]... [--json] [--out DIR]
 
 bounds: --max-delay  longest a call is held while time passes (default 1000)
@@ -30,6 +30,7 @@ bounds: --max-delay  longest a call is held while time passes (default 1000)
                      link_up after a link_down to the end)
         --exact-states  prune only identical states (no renaming of IDs)
         --no-reduce     no partial-order reduction (sleep sets, loop postponement)
+        --idle-states   count the distinct idle states orders end in (slower)
 
 invariants: unique-name-index, count-honoured, reconnected-version,
             no-unknown-on-ready-node, no-replacement-flap, followup-cancelled";
@@ -133,6 +134,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             }
             "--exact-states" => config.exact_states = true,
             "--no-reduce" => config.reduce_orders = false,
+            "--idle-states" => config.count_idle = true,
             "--json" => json = true,
             "--out" => out = Some(value("--out")?),
             "-h" | "--help" => return Err(String::new()),
@@ -323,7 +325,7 @@ pub fn text_report(result: &ExploreResult, compared: &[ExploreResult]) -> String
 
 fn summary_line(result: &ExploreResult) -> String {
     format!(
-        "{} {} orders ({} complete, {} pruned: {} postponed, {} subsumed; {} unsettled), {} states ({} distinct, {:.1}% deduplicated), {}\n",
+        "{} {} orders ({} complete, {} pruned: {} postponed, {} subsumed; {} unsettled), {} states ({} distinct, {:.1}% deduplicated{}), {}\n",
         if result.exhaustive {
             "searched exhaustively:"
         } else {
@@ -338,6 +340,11 @@ fn summary_line(result: &ExploreResult) -> String {
         result.states,
         result.distinct_states,
         result.dedup_ratio * 100.0,
+        if result.idle_states > 0 {
+            format!(", {} idle end states", result.idle_states)
+        } else {
+            String::new()
+        },
         space_text(result),
     )
 }
@@ -421,6 +428,7 @@ mod tests {
             "--exact-states",
             "--no-reduce",
             "--no-fire-loops",
+            "--idle-states",
         ]))
         .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
@@ -433,5 +441,6 @@ mod tests {
         assert!(o.config.exact_states);
         assert!(!o.config.reduce_orders);
         assert!(!o.config.fire_loops);
+        assert!(o.config.count_idle);
     }
 }

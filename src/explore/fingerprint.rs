@@ -232,7 +232,11 @@ impl DigestCache {
                 }
             }
             for runner in client.runners.values() {
-                self.alloc(&runner.alloc);
+                // A runner's alloc is hashed with the runner; its job is
+                // shared with the server's allocs.
+                if let Some(job) = &runner.alloc.job {
+                    self.arc(job, DigestKind::Job, Anchor::Job);
+                }
             }
         }
         if self.anchors.len() > self.limit {
@@ -308,7 +312,7 @@ impl DigestCache {
 
 /// Whether `s` is shaped like the server's generated IDs
 /// (`8-4-4-4-12` hex digits).
-fn looks_like_id(s: &str) -> bool {
+pub(super) fn looks_like_id(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 36
         && b.iter().enumerate().all(|(i, c)| {
@@ -322,7 +326,7 @@ fn looks_like_id(s: &str) -> bool {
 
 /// Whether a field holds a counter or a Raft index: values that depend on
 /// how many things happened before, not on what the world is.
-fn counter_field(key: &str) -> bool {
+pub(super) fn counter_field(key: &str) -> bool {
     // The last byte first: most fields are not counters.
     match key.as_bytes().last() {
         Some(b'x') => key.ends_with("index"),
@@ -911,4 +915,29 @@ pub fn extend<X: Serialize>(fp: Fingerprint, extra: &X, canonical: bool) -> Fing
     hasher.word(fp as u64);
     let _ = extra.serialize(&mut hasher);
     hasher.finish()
+}
+
+/// The parts of the world a fingerprint hashes, as JSON (RNG included,
+/// derived alloc indexes left out): for diagnostics that show what two
+/// states with different fingerprints differ in ([`super::diagnose`]).
+pub fn world_json(sim: &Sim) -> serde_json::Value {
+    let view = View {
+        tick: sim.tick,
+        rng: Some(&sim.rng),
+        queue: sim.queue.iter().filter(|(_, e)| !noop(sim, e)).collect(),
+        server: &sim.server,
+        clients: &sim.clients,
+        net: &sim.net,
+        worker_scheduled: sim.worker_scheduled,
+        extra: &(),
+    };
+    let mut value = serde_json::to_value(&view).unwrap_or(serde_json::Value::Null);
+    if let Some(state) = value
+        .pointer_mut("/server/state")
+        .and_then(|s| s.as_object_mut())
+    {
+        state.remove("allocs_by_node");
+        state.remove("allocs_by_job");
+    }
+    value
 }

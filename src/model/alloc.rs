@@ -9,6 +9,7 @@ use super::enums::string_enum;
 use super::job::{Job, TaskGroup};
 use super::time::{Duration, Time, unix_nanos};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -162,14 +163,15 @@ pub struct AllocDeploymentStatus {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "PascalCase")]
 pub struct TaskEvent {
-    /// `Type`, e.g. `Reconnected`.
+    /// `Type`, e.g. `Reconnected` (the client's are fixed texts, not
+    /// copied into every event the history keeps).
     #[serde(rename = "Type")]
-    pub event_type: String,
+    pub event_type: Cow<'static, str>,
     /// `Time` (Unix nanoseconds).
     #[serde(with = "unix_nanos")]
     pub time: Time,
-    /// `DisplayMessage`.
-    pub display_message: String,
+    /// `DisplayMessage` (as `event_type`).
+    pub display_message: Cow<'static, str>,
 }
 
 /// The task event type the client appends on reconnect
@@ -418,8 +420,15 @@ impl<'de> Deserialize<'de> for TaskStates {
 /// Besides the API's fields it has four "stub" fields the fixtures use
 /// (`JobVersion`, `JobCreateIndex`, `JobModifyIndex`, `NodeScore`); see
 /// [`embed_jobs`] for how they become the embedded job.
+///
+/// Laid out in declaration order (`repr(C)`; the same 656 bytes as the
+/// compiler's own order): the fields the reconciler reads of every alloc
+/// (ID, name, node, task group, statuses, transition, alloc states) then
+/// share the first few cache lines instead of being spread over the whole
+/// struct. Serde reads and writes fields by name, so JSON is unchanged.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "PascalCase")]
+#[repr(C)]
 pub struct Allocation {
     /// `ID`.
     #[serde(rename = "ID")]
@@ -589,8 +598,48 @@ pub fn embed_jobs(allocs: &mut [Allocation], job: Option<&Job>) {
 
 #[cfg(test)]
 mod tests {
-    use super::{TaskState, TaskStates};
+    use super::{TaskEvent, TaskState, TaskStates};
+    use crate::model::time::{Time, unix_nanos};
+    use serde::Serialize;
+    use std::borrow::Cow;
     use std::collections::BTreeMap;
+
+    /// A task event's texts, fixed (borrowed) or read (owned), write the
+    /// JSON the `String` fields wrote, which reads back equal.
+    #[test]
+    fn task_event_texts_write_the_same_json() {
+        #[derive(Serialize)]
+        #[serde(rename_all = "PascalCase")]
+        struct Plain {
+            #[serde(rename = "Type")]
+            event_type: String,
+            #[serde(with = "unix_nanos")]
+            time: Time,
+            display_message: String,
+        }
+        let time = Time::from_unix_nanos(1_767_261_600_000_000_000);
+        let fixed = TaskEvent {
+            event_type: "Started".into(),
+            time,
+            display_message: "Task started by client".into(),
+        };
+        let read = TaskEvent {
+            event_type: Cow::Owned("Started".to_string()),
+            time,
+            display_message: Cow::Owned("Task started by client".to_string()),
+        };
+        let plain = Plain {
+            event_type: "Started".to_string(),
+            time,
+            display_message: "Task started by client".to_string(),
+        };
+        let json = serde_json::to_string(&plain).expect("serialize");
+        assert_eq!(serde_json::to_string(&fixed).expect("serialize"), json);
+        assert_eq!(serde_json::to_string(&read).expect("serialize"), json);
+        let back: TaskEvent = serde_json::from_str(&json).expect("deserialize");
+        assert_eq!(back, fixed);
+        assert_eq!(back, read);
+    }
 
     fn state(name: &str, restarts: u64) -> (String, TaskState) {
         let state = TaskState {

@@ -395,32 +395,7 @@ pub struct AllocNameIndex {
 impl AllocNameIndex {
     /// An index seeded with the names of `allocs` (`newAllocNameIndex`).
     pub fn new(job: &str, group: &str, count: u32, allocs: &AllocSet) -> Self {
-        Self::from_sets(job, group, count, &[allocs])
-    }
-
-    /// An index seeded with the names of the union of `sets` (an alloc in
-    /// several sets counts once), without building the union.
-    pub fn from_sets(job: &str, group: &str, count: u32, sets: &[&AllocSet]) -> Self {
-        let mut taken = Taken::with_capacity(count);
-        let mut duplicates = BTreeMap::new();
-        let mut take = |idx: u32| {
-            if !taken.insert(idx) {
-                *duplicates.entry(idx).or_insert(0) += 1;
-            }
-        };
-        let sets: Vec<&AllocSet> = sets.iter().copied().filter(|s| !s.is_empty()).collect();
-        match sets.as_slice() {
-            [] => {}
-            [one] => one.iter().for_each(|a| take(name_index(a))),
-            _ => union_each(&sets, |a| take(name_index(a))),
-        }
-        AllocNameIndex {
-            job: job.to_string(),
-            group: group.to_string(),
-            count,
-            taken,
-            duplicates,
-        }
+        Self::from_indexes(job, group, count, allocs.iter().map(|a| name_index(a)))
     }
 
     /// An index seeded with these name indexes (one per alloc).
@@ -430,19 +405,24 @@ impl AllocNameIndex {
         count: u32,
         indexes: impl IntoIterator<Item = u32>,
     ) -> Self {
-        let mut taken = Taken::with_capacity(count);
-        let mut duplicates = BTreeMap::new();
-        for idx in indexes {
-            if !taken.insert(idx) {
-                *duplicates.entry(idx).or_insert(0) += 1;
-            }
-        }
-        AllocNameIndex {
+        let mut index = AllocNameIndex {
             job: job.to_string(),
             group: group.to_string(),
             count,
-            taken,
-            duplicates,
+            taken: Taken::with_capacity(count),
+            duplicates: BTreeMap::new(),
+        };
+        for idx in indexes {
+            index.take(idx);
+        }
+        index
+    }
+
+    /// Seeds one more alloc's name index (a repeat counts as a duplicate).
+    #[inline]
+    pub(crate) fn take(&mut self, idx: u32) {
+        if !self.taken.insert(idx) {
+            *self.duplicates.entry(idx).or_insert(0) += 1;
         }
     }
 
@@ -572,42 +552,6 @@ pub(crate) fn name_index(a: &Allocation) -> u32 {
         }
     }
     a.name_index()
-}
-
-/// Calls `f` once per ID of the union of `sets` (ID order; on equal IDs the
-/// alloc of the latest set).
-fn union_each(sets: &[&AllocSet], mut f: impl FnMut(&Arc<Allocation>)) {
-    let mut cursors = vec![0usize; sets.len()];
-    // Per set: whether the alloc under its cursor has the smallest ID.
-    let mut at_best = vec![false; sets.len()];
-    loop {
-        // The smallest ID under the cursors (one comparison per set); the
-        // latest set wins ties.
-        let mut best: Option<&Arc<Allocation>> = None;
-        for (k, (s, c)) in sets.iter().zip(&cursors).enumerate() {
-            let Some(a) = s.0.get(*c) else {
-                at_best[k] = false;
-                continue;
-            };
-            match best.map(|b| id_cmp(a, b)) {
-                None | Some(Ordering::Less) => {
-                    at_best[..k].fill(false);
-                    at_best[k] = true;
-                    best = Some(a);
-                }
-                Some(Ordering::Equal) => {
-                    at_best[k] = true;
-                    best = Some(a);
-                }
-                Some(Ordering::Greater) => at_best[k] = false,
-            }
-        }
-        let Some(a) = best else { return };
-        for (c, hit) in cursors.iter_mut().zip(&at_best) {
-            *c += usize::from(*hit);
-        }
-        f(a);
-    }
 }
 
 /// Taken name indexes: a bitmap up to a bound, a sorted set above it (so a
@@ -830,8 +774,7 @@ mod tests {
 
     /// `remove_all` and `union_with` agree with a map-based reference,
     /// both when `other` is small next to the set (slots found by search)
-    /// and when it is not (merge walk); `from_sets` counts each ID of the
-    /// union once.
+    /// and when it is not (merge walk).
     #[test]
     fn set_updates_match_reference() {
         let mut x: u64 = 11;
@@ -891,14 +834,6 @@ mod tests {
             let want: Vec<_> = want.into_iter().collect();
             assert_eq!(reference(&joined), want, "union_with {n} {m}");
             assert_eq!(reference(&big.union(&[&small])), want, "union {n} {m}");
-
-            let idx = AllocNameIndex::from_sets("example", "cache", 50, &[&big, &small]);
-            let single = AllocNameIndex::new("example", "cache", 50, &joined);
-            assert_eq!(idx.duplicates, single.duplicates, "from_sets {n} {m}");
-            assert!(
-                idx.taken.iter().eq(single.taken.iter()),
-                "from_sets {n} {m}"
-            );
         }
     }
 

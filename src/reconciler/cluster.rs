@@ -294,9 +294,9 @@ impl DisconnectUpdates {
     pub fn contains(&self, id: &str) -> bool {
         self.position(id).is_ok()
     }
-    /// The update of alloc `id`, to change; `hint` is where to look first
-    /// (callers ask in mostly ascending ID order) and is left at the slot found.
-    fn get_mut_hinted(&mut self, id: &str, hint: &mut usize) -> Option<&mut DisconnectUpdate> {
+    /// The slot of alloc `id`; `hint` is where to look first (callers ask
+    /// in mostly ascending ID order) and is left at the slot found.
+    fn find_hinted(&self, id: &str, hint: &mut usize) -> Option<usize> {
         let near = [*hint, *hint + 1]
             .into_iter()
             .find(|i| self.0.get(*i).is_some_and(|u| u.alloc.id == id));
@@ -305,6 +305,11 @@ impl DisconnectUpdates {
             None => self.position(id).ok()?,
         };
         *hint = i;
+        Some(i)
+    }
+    /// The update of alloc `id`, to change (see [`DisconnectUpdates::find_hinted`]).
+    fn get_mut_hinted(&mut self, id: &str, hint: &mut usize) -> Option<&mut DisconnectUpdate> {
+        let i = self.find_hinted(id, hint)?;
         Some(&mut self.0[i])
     }
     /// Adds `other`'s updates; on equal alloc IDs `other`'s win.
@@ -852,7 +857,8 @@ impl Reconciler<'_, '_> {
         // the table's allocs): then the reschedule split keeps them all
         // untainted, and their decision (keep) is taken here.
         let mut untainted_plain = true;
-        for (p, a) in all.iter(t) {
+        let distinct = t.ids_distinct();
+        for (p, own) in all.iter_own() {
             let f = t.facts(p);
             let plain = f.cat == AllocCategory::Untainted && f.plainly_running;
             untainted_plain &=
@@ -863,7 +869,19 @@ impl Reconciler<'_, '_> {
                 AllocCategory::Untainted | AllocCategory::Migrate => Decision::Skip,
                 _ => Decision::Keep,
             };
-            self.explain.classify(t.slot(p), a, f.cat, f.rule, default);
+            let slot = t.slot(p);
+            match own {
+                // The record already holds the table's alloc (one row per
+                // ID): no need to read it.
+                None if distinct => {
+                    debug_assert!(self.explain.holds(slot, t.alloc(p)));
+                    self.explain.classify_held(slot, f.cat, f.rule, default);
+                }
+                _ => {
+                    let a = own.unwrap_or(t.alloc(p));
+                    self.explain.classify(slot, a, f.cat, f.rule, default);
+                }
+            }
             c.set_mut(f.cat).push(p);
         }
         du.ignore += c.ignore.len() as u64;
@@ -975,7 +993,7 @@ impl Reconciler<'_, '_> {
         }
 
         // The name index of the union of these sets (an alloc counts once).
-        let mut taken = Vec::new();
+        let mut name_index = AllocNameIndex::from_indexes(&input.job_id, group, tg.count, []);
         union_positions(
             &[
                 &sets.untainted,
@@ -983,9 +1001,8 @@ impl Reconciler<'_, '_> {
                 &sets.reschedule_now,
                 &sets.lost,
             ],
-            |p| taken.push(t.facts(p).name_index),
+            |p| name_index.take(t.facts(p).name_index),
         );
-        let mut name_index = AllocNameIndex::from_indexes(&input.job_id, group, tg.count, taken);
 
         let is_canarying = dstate.desired_canaries != 0 && !dstate.promoted;
         self.compute_stop(
@@ -2000,8 +2017,12 @@ impl Reconciler<'_, '_> {
     ) -> (i64, Vec<PlaceResult>) {
         let t = self.table;
         let disconnect_updates = &self.result.disconnect_updates;
+        // Asked in ID order: hinted lookups mostly find the next update.
+        let mut in_disconnect = 0;
         let failed = sets.reschedule_now.filter(t, |p, a| {
-            !disconnect_updates.contains(&a.id)
+            disconnect_updates
+                .find_hinted(&a.id, &mut in_disconnect)
+                .is_none()
                 && !sets.migrate.contains(p)
                 && a.client_status != ClientStatus::Unknown
         });

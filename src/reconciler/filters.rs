@@ -158,7 +158,7 @@ impl<'a> TaintedIndex<'a> {
         }
     }
     /// The entry of node `id`, if it is tainted.
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, id: &str) -> Option<&'a Option<Node>> {
         if self.slots.is_empty() {
             return None;

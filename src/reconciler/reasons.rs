@@ -535,6 +535,29 @@ impl Explain {
         };
     }
 
+    /// [`Explain::classify`] for the alloc the record already holds.
+    #[inline(always)]
+    pub fn classify_held(
+        &mut self,
+        slot: usize,
+        set: AllocCategory,
+        rule: ClassifyRule,
+        default: Decision,
+    ) {
+        let decision = self.keep(default);
+        self.records[slot] = Record {
+            set,
+            rule,
+            live: true,
+            decision,
+        };
+    }
+
+    /// Whether the record of `slot` holds `alloc` (the same shared alloc).
+    pub fn holds(&self, slot: usize, alloc: &Arc<Allocation>) -> bool {
+        Arc::ptr_eq(&self.allocs[slot], alloc)
+    }
+
     /// Records a decision. A stop is final: later non-stop decisions do not
     /// replace it.
     #[inline(always)]
@@ -572,16 +595,26 @@ impl Explain {
             records,
             mut full,
         } = self;
-        let mut out = Vec::with_capacity(records.iter().filter(|r| r.live).count());
+        let live = records.iter().filter(|r| r.live).count();
+        let mut take = |r: &Record| match r.decision {
+            // Each entry of `full` belongs to one record.
+            Compact::Full(i) => std::mem::replace(&mut full[i as usize], Decision::Skip),
+            k => expand_plain(k),
+        };
+        if live == records.len() {
+            // Every record is kept: one exact-size pass.
+            return allocs
+                .into_iter()
+                .zip(&records)
+                .map(|(alloc, r)| AllocDecision::new(alloc, r.set, r.rule, take(r)))
+                .collect();
+        }
+        let mut out = Vec::with_capacity(live);
         for (alloc, r) in allocs.into_iter().zip(&records) {
             if !r.live {
                 continue;
             }
-            let decision = match r.decision {
-                // Each entry of `full` belongs to one record.
-                Compact::Full(i) => std::mem::replace(&mut full[i as usize], Decision::Skip),
-                k => expand_plain(k),
-            };
+            let decision = take(r);
             out.push(AllocDecision::new(alloc, r.set, r.rule, decision));
         }
         out

@@ -30,9 +30,15 @@ impl Server {
         }
         ttl += rng.stagger(ttl);
         let deadline = now + ttl + self.config.heartbeat_grace;
-        self.state
-            .heartbeat_timers
-            .insert(node.to_string(), deadline);
+        // The node's entry usually exists: copy its ID only for a new one.
+        match self.state.heartbeat_timers.get_mut(node) {
+            Some(stored) => *stored = deadline,
+            None => {
+                self.state
+                    .heartbeat_timers
+                    .insert(node.to_string(), deadline);
+            }
+        }
         out.push(ServerEffect::HeartbeatTimer {
             node: node.to_string(),
             at: deadline,

@@ -56,12 +56,10 @@ impl Server {
                         .state
                         .nodes
                         .get(node)
-                        .map(|record| record.node.status.as_str().to_string())
-                        .unwrap_or_default();
-                    (
-                        Reply::Heartbeat { ttl },
-                        format!("status={status} ttl={}", fmt_ticks(ttl)),
-                    )
+                        .map_or("", |record| record.node.status.as_str());
+                    // One buffer for the whole detail (as `fmt_ticks` writes the TTL).
+                    let detail = format!("status={status} ttl={}.{:03}s", ttl / 1000, ttl % 1000);
+                    (Reply::Heartbeat { ttl }, detail)
                 }),
             Rpc::UpdateAlloc { updates } => self
                 .update_alloc(now, node, updates, out)

@@ -208,8 +208,10 @@ impl Server {
                     return Err("node is not eligible".to_string());
                 }
                 // Resource fit: live allocs, minus the plan's stops and
-                // evictions, plus the plan's writes.
-                let removed: BTreeSet<&String> = plan
+                // evictions, plus the plan's writes. The live allocs' sum is
+                // the node's accounted usage; the plan's stops, evictions
+                // and rewrites of live allocs on the node come off it.
+                let taken: BTreeSet<&String> = plan
                     .node_update
                     .get(node)
                     .into_iter()
@@ -222,20 +224,28 @@ impl Server {
                             .flatten()
                             .map(|(id, _)| id),
                     )
+                    .chain(entries.iter().map(|a| &a.id))
                     .collect();
-                let written: BTreeSet<&String> = entries.iter().map(|a| &a.id).collect();
-                let (mut cpu, mut mem) = (0_u64, 0_u64);
-                for alloc in self.node_allocs(node) {
-                    if alloc.terminal_status()
-                        || removed.contains(&alloc.id)
-                        || written.contains(&alloc.id)
+                let (mut cpu, mut mem) = self.state.node_usage.get(node).copied().unwrap_or((0, 0));
+                for id in &taken {
+                    if let Some(alloc) = self.state.allocs.get(id.as_str())
+                        && alloc.node_id == node
+                        && !alloc.terminal_status()
                     {
-                        continue;
+                        let (c, m) = self.alloc_resources(alloc);
+                        cpu = cpu.saturating_sub(c);
+                        mem = mem.saturating_sub(m);
                     }
-                    let (c, m) = self.alloc_resources(&alloc);
-                    cpu += c;
-                    mem += m;
                 }
+                debug_assert_eq!(
+                    (cpu, mem),
+                    self.node_allocs(node)
+                        .iter()
+                        .filter(|a| !a.terminal_status() && !taken.contains(&a.id))
+                        .map(|a| self.alloc_resources(a))
+                        .fold((0, 0), |(c, m), (ac, am)| (c + ac, m + am)),
+                    "the node's accounted usage disagrees with its allocs"
+                );
                 for alloc in entries {
                     if alloc.terminal_status() {
                         continue;

@@ -29,6 +29,10 @@ use crate::sim::trace::{
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+mod placement;
+
+pub use placement::PlacementIndex;
+
 /// One scheduling attempt's output.
 struct Attempt {
     plan: Plan,
@@ -58,18 +62,8 @@ struct Usage {
     /// node → job/group → alloc delta (nested, so lookups borrow).
     collisions: BTreeMap<String, BTreeMap<String, i64>>,
     /// Nodes whose deltas changed, in order (a node may repeat): the
-    /// placement scores cached in [`GroupScores`] catch up from it.
+    /// scores kept in [`placement::PlanScores`] catch up from it.
     touched: Vec<String>,
-}
-
-/// The scores of every node for one group while a plan is built, so that
-/// each placement rescores only the nodes the plan touched since the last
-/// one instead of every node.
-struct GroupScores {
-    /// Per node (in ID order): its fit without the reschedule penalty.
-    fits: Vec<Fit>,
-    /// How much of [`Usage::touched`] the fits include.
-    synced: usize,
 }
 
 /// A node's fit for one alloc of a group, as `select_node` computes it.
@@ -244,10 +238,11 @@ impl Server {
             }));
             return;
         };
-        let Some(record) = self.state.evals.get(&id).cloned() else {
+        // A copy of the eval only: holding the stored record's `Arc` would
+        // make the write below copy the whole record again.
+        let Some(eval) = self.state.evals.get(&id).map(|record| record.eval.clone()) else {
             return;
         };
-        let eval = record.eval.clone();
         let job = self
             .state
             .jobs
@@ -780,7 +775,7 @@ impl Server {
                 place.canary,
             ));
         }
-        let mut scores: BTreeMap<String, GroupScores> = BTreeMap::new();
+        let mut plan_scores = placement::PlanScores::default();
         for (name, group, previous, reschedule, _lost, canary) in placements {
             let Some(spec) = spec.as_deref() else {
                 failed.push(name);
@@ -791,14 +786,14 @@ impl Server {
             } else {
                 None
             };
-            match self.select_node_cached(
+            match self.select_node_indexed(
                 job,
                 spec,
                 &group,
                 penalty_node.as_deref(),
                 &usage,
                 plan,
-                &mut scores,
+                &mut plan_scores,
             ) {
                 Some((node, score, preempt)) => {
                     let id = self.new_id();
@@ -994,65 +989,74 @@ impl Server {
         fits
     }
 
-    /// `select_node` for the placements of a plan: the nodes' scores for
-    /// the group are computed once per plan and only the nodes the plan
-    /// touched since are rescored. Picks the same node: the best score,
-    /// ties to the lowest node ID; preemption (no node fits) falls back to
-    /// `select_node`.
+    /// `select_node` for the placements of a plan, through the
+    /// [`PlacementIndex`]: a few nodes are scored instead of every node.
+    /// Picks the same node: the best score, ties to the lowest node ID
+    /// (debug builds check it against scoring every node); preemption (no
+    /// node fits) falls back to `select_node`.
     #[allow(clippy::too_many_arguments)]
-    fn select_node_cached(
-        &self,
+    fn select_node_indexed(
+        &mut self,
         job: &Job,
         spec: &JobSpec,
         group: &str,
         penalty_node: Option<&str>,
         usage: &Usage,
         plan: &Plan,
-        cache: &mut BTreeMap<String, GroupScores>,
+        plan_scores: &mut placement::PlanScores,
     ) -> Option<(String, f64, Vec<String>)> {
         let group_spec = spec.groups.iter().find(|g| g.name == group)?;
+        self.sync_placement_index(group_need(group_spec));
         let group_key = super::group_key(&job.id, group);
-        let nodes = &self.state.nodes;
-        let scores = match cache.get_mut(group) {
-            Some(scores) => {
-                for id in &usage.touched[scores.synced..] {
-                    if let Some(rank) = nodes.rank(id) {
-                        scores.fits[rank] = self
-                            .node_fit(job, group_spec, &group_key, id, &nodes[id], usage, false);
-                    }
-                }
-                scores.synced = usage.touched.len();
-                scores
+        let best = self.best_indexed_node(
+            job,
+            group_spec,
+            &group_key,
+            penalty_node,
+            usage,
+            plan_scores,
+        );
+        debug_assert_eq!(
+            best,
+            self.best_node_by_scan(job, group_spec, &group_key, penalty_node, usage),
+            "the placement index disagrees with scoring every node"
+        );
+        match best {
+            Some((score, rank)) => {
+                let (id, _) = self.state.nodes.get_index(rank)?;
+                Some((id.clone(), score as f64 / 1e6, Vec::new()))
             }
-            None => cache.entry(group.to_string()).or_insert(GroupScores {
-                fits: self.all_fits(job, group_spec, &group_key, usage),
-                synced: usage.touched.len(),
-            }),
-        };
-        let penalized = penalty_node.and_then(|id| {
-            let rank = nodes.rank(id)?;
-            let fit = self.node_fit(job, group_spec, &group_key, id, &nodes[id], usage, true);
-            Some((rank, fit))
-        });
+            None => self.select_node(job, spec, group, None, penalty_node, usage, plan),
+        }
+    }
+
+    /// The best node for one alloc by scoring every node: (score in
+    /// millionths, node rank), ties to the lowest rank (the reference the
+    /// placement index is checked against).
+    fn best_node_by_scan(
+        &self,
+        job: &Job,
+        group_spec: &crate::scenario::format::GroupSpec,
+        group_key: &str,
+        penalty_node: Option<&str>,
+        usage: &Usage,
+    ) -> Option<(i64, usize)> {
+        let nodes = &self.state.nodes;
+        let mut fits = self.all_fits(job, group_spec, group_key, usage);
+        if let Some(id) = penalty_node
+            && let Some(rank) = nodes.rank(id)
+        {
+            fits[rank] = self.node_fit(job, group_spec, group_key, id, &nodes[id], usage, true);
+        }
         let mut best: Option<(i64, usize)> = None;
-        for (rank, fit) in scores.fits.iter().enumerate() {
-            let fit = match penalized {
-                Some((penalized_rank, penalized_fit)) if penalized_rank == rank => penalized_fit,
-                _ => *fit,
-            };
-            if let Fit::Score(score) = fit
+        for (rank, fit) in fits.iter().enumerate() {
+            if let Fit::Score(score) = *fit
                 && best.is_none_or(|(b, _)| score > b)
             {
                 best = Some((score, rank));
             }
         }
-        match best {
-            Some((score, rank)) => {
-                let (id, _) = nodes.get_index(rank)?;
-                Some((id.clone(), score as f64 / 1e6, Vec::new()))
-            }
-            None => self.select_node(job, spec, group, None, penalty_node, usage, plan),
-        }
+        best
     }
 
     /// Picks a node for one alloc of `group`: (node, normalized score,

@@ -177,6 +177,8 @@ test('sequence labels stay inside the diagram: notes on the right-hand lanes sit
   const { page, errors, context } = await openLesson('canary-manual-promote');
   await stepTo(page, 8);
   const sequence = page.getByTestId('sequence');
+  // The diagram draws only the rows in and near its scroll box: the refusal is just below it.
+  await sequence.locator('.sequence-scroll').evaluate((box) => { box.scrollTop = 200; });
   // The operator's refused promotion (a note on the leader's lane) and the broker's reconcile notes.
   const refused = sequence.getByTestId('seq-event').filter({ hasText: 'operator Deployment.Promote' });
   await refused.first().waitFor();

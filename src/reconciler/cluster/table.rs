@@ -43,17 +43,20 @@ pub(super) struct Facts {
 }
 
 /// The run's allocs in ID order (stable: of equal IDs, input order), with
-/// their [`Facts`].
+/// their [`Facts`]. A row is addressed by its position; the input is read
+/// through [`Table::alloc`], not copied.
 pub(super) struct Table<'a> {
-    /// Per row: the alloc.
-    allocs: Vec<&'a Arc<Allocation>>,
-    /// Per row: its position in the input.
+    /// The input allocs.
+    input: &'a [Arc<Allocation>],
+    /// Per row: its position in the input; empty when the input is already
+    /// in ID order (row = position).
     order: Vec<u32>,
     /// Per input alloc: its ID's prefix (see `id_prefix`).
     prefixes: Vec<u128>,
     /// Per row: what the rules read of the alloc.
     facts: Vec<Facts>,
-    /// Per row: its reason record, one per distinct ID, in ID order.
+    /// Per row: its reason record, one per distinct ID, in ID order; empty
+    /// when every ID is held by one row (record = row).
     slots: Vec<u32>,
     /// The task group names, in the order first met.
     group_names: Vec<&'a str>,
@@ -71,7 +74,7 @@ const MAX_RUNS: usize = 4;
 impl<'a> Table<'a> {
     /// Reads `input` once and sorts it by ID. Returns the table and, per
     /// distinct ID (reason record slot), a shared reference to its first
-    /// alloc, taken while the alloc is at hand.
+    /// alloc.
     pub fn build(
         input: &'a [Arc<Allocation>],
         cx: &FilterContext<'_>,
@@ -81,12 +84,12 @@ impl<'a> Table<'a> {
         let mut group_names: Vec<&'a str> = Vec::new();
         let mut prefixes: Vec<u128> = Vec::with_capacity(n);
         let mut facts_in: Vec<Facts> = Vec::with_capacity(n);
-        let mut shared: Vec<Option<Arc<Allocation>>> = Vec::with_capacity(n);
         let mut group = usize::MAX;
         let mut any_server_terminal = false;
+        // The one pass over the allocs: each is read here and, after this,
+        // only where a rule needs more than its facts.
         for a in input {
             prefixes.push(id_prefix(&a.id));
-            shared.push(Some(Arc::clone(a)));
             if group_names.get(group) != Some(&a.task_group.as_str()) {
                 group = match group_names.iter().position(|g| *g == a.task_group) {
                     Some(g) => g,
@@ -131,40 +134,76 @@ impl<'a> Table<'a> {
             facts_in.push(facts);
         }
         let order = sort_order(&prefixes, input);
+        let facts = if order.is_empty() {
+            facts_in
+        } else {
+            order.iter().map(|&i| facts_in[i as usize]).collect()
+        };
         let mut table = Table {
-            allocs: Vec::with_capacity(n),
-            order: Vec::new(),
+            input,
+            order,
             prefixes,
-            facts: Vec::with_capacity(n),
-            slots: Vec::with_capacity(n),
+            facts,
+            slots: Vec::new(),
             group_names,
             has_duplicates: false,
             any_server_terminal,
             hint: Cell::new(0),
         };
-        let mut firsts = Vec::with_capacity(n);
-        let mut last: Option<usize> = None;
-        for &i in &order {
-            let i = i as usize;
-            let a = &input[i];
-            let same_id =
-                last.is_some_and(|l| table.prefixes[l] == table.prefixes[i] && input[l].id == a.id);
-            if !same_id {
-                firsts.extend(shared[i].take());
-            }
-            last = Some(i);
-            table.slots.push(firsts.len() as u32 - 1);
-            table.allocs.push(a);
-            table.facts.push(facts_in[i]);
+        // Equal IDs are neighbours; their rows share one record. IDs are
+        // compared only on equal prefixes.
+        let prefixes = &table.prefixes;
+        let same = |x: usize, y: usize| prefixes[x] == prefixes[y] && input[x].id == input[y].id;
+        let has_duplicates = if table.order.is_empty() {
+            (1..n).any(|k| same(k - 1, k))
+        } else {
+            table
+                .order
+                .windows(2)
+                .any(|w| same(w[0] as usize, w[1] as usize))
+        };
+        if !has_duplicates {
+            let firsts = if table.order.is_empty() {
+                input.to_vec()
+            } else {
+                let shared = |i: &u32| Arc::clone(&input[*i as usize]);
+                table.order.iter().map(shared).collect()
+            };
+            return (table, firsts);
         }
-        table.has_duplicates = firsts.len() < n;
-        table.order = order;
+        let mut firsts = Vec::with_capacity(n);
+        let mut slots = Vec::with_capacity(n);
+        for k in 0..n {
+            if k == 0 || !same(table.input_pos(k - 1), table.input_pos(k)) {
+                firsts.push(Arc::clone(table.alloc(k as u32)));
+            }
+            slots.push(firsts.len() as u32 - 1);
+        }
+        table.has_duplicates = true;
+        table.slots = slots;
         (table, firsts)
     }
 
+    /// The number of rows.
+    #[inline]
+    fn len(&self) -> usize {
+        self.facts.len()
+    }
+
+    /// The input position of row `k`.
+    #[inline]
+    fn input_pos(&self, k: usize) -> usize {
+        if self.order.is_empty() {
+            k
+        } else {
+            self.order[k] as usize
+        }
+    }
+
     /// The ID prefix of the alloc at row `k`.
+    #[inline]
     fn prefix(&self, k: usize) -> u128 {
-        self.prefixes[self.order[k] as usize]
+        self.prefixes[self.input_pos(k)]
     }
 
     /// Whether some alloc of the table is server-terminal (else no set
@@ -174,10 +213,17 @@ impl<'a> Table<'a> {
         self.any_server_terminal
     }
 
+    /// Whether every ID is held by one row (then the table's alloc at a
+    /// position is the one its reason record holds).
+    #[inline]
+    pub fn ids_distinct(&self) -> bool {
+        !self.has_duplicates
+    }
+
     /// The alloc at `pos`.
     #[inline]
     pub fn alloc(&self, pos: u32) -> &'a Arc<Allocation> {
-        self.allocs[pos as usize]
+        &self.input[self.input_pos(pos as usize)]
     }
 
     /// The facts of the alloc at `pos`.
@@ -189,7 +235,11 @@ impl<'a> Table<'a> {
     /// The reason record of the alloc at `pos`.
     #[inline]
     pub fn slot(&self, pos: u32) -> usize {
-        self.slots[pos as usize] as usize
+        if self.slots.is_empty() {
+            pos as usize
+        } else {
+            self.slots[pos as usize] as usize
+        }
     }
 
     /// The allocs per task group name (`allocMatrix`); of allocs with
@@ -197,7 +247,7 @@ impl<'a> Table<'a> {
     pub fn matrix(&self) -> BTreeMap<&'a str, PosSet> {
         if self.group_names.len() == 1 && !self.has_duplicates {
             let all = PosSet {
-                pos: (0..self.allocs.len() as u32).collect(),
+                pos: (0..self.len() as u32).collect(),
                 own: Vec::new(),
             };
             return BTreeMap::from([(self.group_names[0], all)]);
@@ -207,12 +257,12 @@ impl<'a> Table<'a> {
             sizes[f.group as usize] += 1;
         }
         let mut sets: Vec<PosSet> = sizes.into_iter().map(PosSet::with_capacity).collect();
-        let n = self.allocs.len();
+        let n = self.len();
         for k in 0..n {
-            let (slot, group) = (self.slots[k], self.facts[k].group);
+            let (slot, group) = (self.slot(k as u32), self.facts[k].group);
             let replaced = self.has_duplicates
                 && (k + 1..n)
-                    .take_while(|j| self.slots[*j] == slot)
+                    .take_while(|j| self.slot(*j as u32) == slot)
                     .any(|j| self.facts[j].group == group);
             if !replaced {
                 sets[group as usize].push(k as u32);
@@ -223,9 +273,9 @@ impl<'a> Table<'a> {
 
     /// The rows holding ID `id` (empty when none).
     pub fn rows_of(&self, id: &str) -> std::ops::Range<usize> {
-        let n = self.allocs.len();
+        let n = self.len();
         let p = id_prefix(id);
-        let is = |k: usize| self.prefix(k) == p && self.allocs[k].id == id;
+        let is = |k: usize| self.prefix(k) == p && self.alloc(k as u32).id == id;
         let h = self.hint.get();
         let start = [h, h + 1].into_iter().find(|k| *k < n && is(*k));
         let start = start.or_else(|| {
@@ -236,7 +286,7 @@ impl<'a> Table<'a> {
                 let below = match self.prefix(mid).cmp(&p) {
                     Ordering::Less => true,
                     Ordering::Greater => false,
-                    Ordering::Equal => self.allocs[mid].id.as_str() < id,
+                    Ordering::Equal => self.alloc(mid as u32).id.as_str() < id,
                 };
                 if below {
                     lo = mid + 1;
@@ -250,12 +300,16 @@ impl<'a> Table<'a> {
             return 0..0;
         };
         // Equal IDs share a slot: back up to the first of them.
-        while start > 0 && self.slots[start - 1] == self.slots[start] {
-            start -= 1;
-        }
         let mut end = start + 1;
-        while end < n && self.slots[end] == self.slots[start] {
-            end += 1;
+        if self.has_duplicates {
+            let slot = |k: usize| self.slots[k];
+            while start > 0 && slot(start - 1) == slot(start) {
+                start -= 1;
+            }
+            end = start + 1;
+            while end < n && slot(end) == slot(start) {
+                end += 1;
+            }
         }
         self.hint.set(end - 1);
         start..end
@@ -264,15 +318,16 @@ impl<'a> Table<'a> {
     /// The reason record of ID `id`.
     pub fn slot_of(&self, id: &str) -> Option<usize> {
         let rows = self.rows_of(id);
-        (!rows.is_empty()).then(|| self.slots[rows.start] as usize)
+        (!rows.is_empty()).then(|| self.slot(rows.start as u32))
     }
 }
 
 /// The input positions in ID order (stable: equal IDs in input order),
-/// given each alloc's ID prefix. Input already in ID order is only
-/// checked; input that interleaves a few ascending runs (say originals and
-/// their replacements, each created in ID order) is dealt onto at most
-/// [`MAX_RUNS`] runs, which are then merged; anything else is sorted.
+/// given each alloc's ID prefix; empty when the input is already in that
+/// order (which is only checked). Input that interleaves a few ascending
+/// runs (say originals and their replacements, each created in ID order)
+/// is dealt onto at most [`MAX_RUNS`] runs, which are then merged;
+/// anything else is sorted.
 fn sort_order(prefixes: &[u128], input: &[Arc<Allocation>]) -> Vec<u32> {
     let n = prefixes.len();
     // A total order: (prefix, ID, position); IDs are read only on equal
@@ -291,7 +346,7 @@ fn sort_order(prefixes: &[u128], input: &[Arc<Allocation>]) -> Vec<u32> {
     // The sorted head of the input starts the first run.
     let head = (1..n).find(|i| !lt(i - 1, *i)).unwrap_or(n);
     if head == n {
-        return (0..n as u32).collect();
+        return Vec::new();
     }
     let mut first = Vec::with_capacity(n);
     first.extend(0..head as u32);
@@ -485,7 +540,7 @@ impl PosSet {
         t: &'s Table<'a>,
     ) -> impl Iterator<Item = (u32, &'s Arc<Allocation>)> + 's {
         self.iter_own()
-            .map(move |(p, own)| (p, own.unwrap_or(t.allocs[p as usize])))
+            .map(move |(p, own)| (p, own.unwrap_or(t.alloc(p))))
     }
     #[inline]
     fn find(&self, pos: u32) -> Result<usize, usize> {
@@ -527,14 +582,14 @@ impl PosSet {
         t: &'s Table<'a>,
         id: &str,
     ) -> Option<(u32, &'s Arc<Allocation>)> {
-        if id.is_empty() && t.allocs.first().is_none_or(|a| !a.id.is_empty()) {
+        if id.is_empty() && (t.len() == 0 || !t.alloc(0).id.is_empty()) {
             return None;
         }
         let rows = t.rows_of(id);
         rows.into_iter().find_map(|k| {
             let p = k as u32;
             self.contains(p)
-                .then(|| (p, self.own_of(p).unwrap_or(t.allocs[k])))
+                .then(|| (p, self.own_of(p).unwrap_or(t.alloc(p))))
         })
     }
     /// Adds the table's alloc at `pos` (in place of a copy).
@@ -560,8 +615,7 @@ impl PosSet {
         let i = match self.own.binary_search_by_key(&pos, |(p, _)| *p) {
             Ok(i) => i,
             Err(i) => {
-                self.own
-                    .insert(i, (pos, Arc::clone(t.allocs[pos as usize])));
+                self.own.insert(i, (pos, Arc::clone(t.alloc(pos))));
                 i
             }
         };
@@ -645,7 +699,7 @@ impl PosSet {
     pub fn filter(&self, t: &Table<'_>, mut keep: impl FnMut(u32, &Allocation) -> bool) -> PosSet {
         let mut out = PosSet::new();
         for (p, own) in self.iter_own() {
-            if keep(p, own.unwrap_or(t.allocs[p as usize])) {
+            if keep(p, own.unwrap_or(t.alloc(p))) {
                 out.push_with(p, own.cloned());
             }
         }
@@ -732,9 +786,23 @@ impl PosSet {
 
 /// Calls `f` once per position of the union of `sets`, in any order.
 pub(super) fn union_positions(sets: &[&PosSet], mut f: impl FnMut(u32)) {
+    // Per earlier set: where the last search left off (positions ascend,
+    // so each search gallops on from there).
+    let mut cursors = vec![0usize; sets.len()];
     for (k, s) in sets.iter().enumerate() {
-        for p in s.positions() {
-            if !sets[..k].iter().any(|o| o.contains(p)) {
+        let earlier = &sets[..k];
+        if earlier.iter().all(|o| o.is_empty()) {
+            s.pos.iter().for_each(|p| f(*p));
+            continue;
+        }
+        cursors[..k].fill(0);
+        for &p in &s.pos {
+            let mut seen = false;
+            for (o, c) in earlier.iter().zip(cursors.iter_mut()) {
+                *c = gallop(&o.pos, *c, |x| x < p);
+                seen |= o.pos.get(*c) == Some(&p);
+            }
+            if !seen {
                 f(p);
             }
         }
@@ -807,7 +875,10 @@ mod tests {
         for ids in cases {
             let input = allocs(&ids);
             let prefixes: Vec<u128> = input.iter().map(|a| id_prefix(&a.id)).collect();
-            let order = sort_order(&prefixes, &input);
+            let mut order = sort_order(&prefixes, &input);
+            if order.is_empty() {
+                order = (0..input.len() as u32).collect();
+            }
             let got: Vec<(String, u64)> = order
                 .iter()
                 .map(|i| {
@@ -850,6 +921,33 @@ mod tests {
         }
     }
 
+    /// `union_positions` calls once per position of the union, whichever
+    /// sets are empty, short or long.
+    #[test]
+    fn union_positions_calls_once_per_position() {
+        let lists: Vec<Vec<u32>> = vec![
+            vec![],
+            vec![5],
+            (0..100).map(|x| x * 2).collect(),
+            (0..50).map(|x| x * 3 + 1).collect(),
+            vec![1, 2, 3, 198, 199, 250],
+        ];
+        for a in &lists {
+            for b in &lists {
+                for c in &lists {
+                    let sets = [a, b, c].map(|l| PosSet::from_positions(l.clone()));
+                    let mut got = Vec::new();
+                    union_positions(&[&sets[0], &sets[1], &sets[2]], |p| got.push(p));
+                    got.sort_unstable();
+                    let mut want: Vec<u32> = a.iter().chain(b).chain(c).copied().collect();
+                    want.sort_unstable();
+                    want.dedup();
+                    assert_eq!(got, want, "{a:?} {b:?} {c:?}");
+                }
+            }
+        }
+    }
+
     /// Lookups by ID find every row of an ID, in any order of asking.
     #[test]
     fn rows_of_finds_each_id() {
@@ -879,7 +977,7 @@ mod tests {
             let rows = t.rows_of(id);
             let want = ids.iter().filter(|x| *x == id).count();
             assert_eq!(rows.len(), want, "{id}");
-            assert!(rows.clone().all(|k| t.allocs[k].id == *id), "{id}");
+            assert!(rows.clone().all(|k| t.alloc(k as u32).id == *id), "{id}");
         }
         assert!(t.rows_of("zz").is_empty());
         assert!(t.rows_of("0").is_empty());

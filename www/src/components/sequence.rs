@@ -24,11 +24,13 @@ const ROW_HEIGHT: f64 = 26.0;
 const HEAD_HEIGHT: f64 = 30.0;
 
 /// How far beyond the visible part of the diagram rows are drawn, in pixels.
-/// (At 200 nodes a step replaces every visible row: each drawn row costs.)
-const OVERSCAN: f64 = 200.0;
+/// (At 200 nodes a step moves the window by more rows than the box shows, so
+/// every drawn row is new at every step and costs its parse, style, layout
+/// and paint: 200 px drew ~8 rows below the box's ~21.)
+const OVERSCAN: f64 = 80.0;
 /// The scroll position is noted in steps of this many pixels (a re-render
-/// each time it crosses one), well under [`OVERSCAN`].
-const SCROLL_STEP: i32 = 100;
+/// each time it crosses one), under [`OVERSCAN`].
+const SCROLL_STEP: i32 = 40;
 
 /// Above this many clients the diagram gives lanes only to the clients it
 /// has room for and folds the others into one "+N clients" lane, as
@@ -106,17 +108,23 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
     let scroll_box = use_node_ref();
     #[cfg(target_arch = "wasm32")]
     {
-        let (measured, scroll_box) = (measured.clone(), scroll_box.clone());
+        let (measured, scroll_box, scroll) = (measured.clone(), scroll_box.clone(), scroll.clone());
         use_effect_with((), move |_| {
-            let measure = move || {
+            let measure = move |resized: bool| {
                 if let Some(element) = scroll_box.cast::<web_sys::Element>() {
                     measured.set(element.client_width());
+                    if resized {
+                        // The box is at most 60% of the window high (style.css): after a
+                        // resize, the rows drawn follow the new height until a scroll event.
+                        let seen = (window_height() * 0.6) as i32;
+                        scroll.set((element.scroll_top() / SCROLL_STEP, seen));
+                    }
                 }
             };
-            measure();
+            measure(false);
             let listener =
                 gloo::events::EventListener::new(&gloo::utils::window(), "resize", move |_| {
-                    measure()
+                    measure(true)
                 });
             move || drop(listener)
         });

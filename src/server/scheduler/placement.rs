@@ -1,0 +1,233 @@
+//! The nodes' bin-packing scores kept between evals, so that a placement
+//! looks at a few nodes instead of scoring every node of the cluster.
+//!
+//! This is the simulator's own bookkeeping, not a port: it picks exactly
+//! the node that scoring every node would pick (the best score, ties to the
+//! lowest node ID; see `select_node` in `scheduler.rs`). A node's score for
+//! one alloc is its bin-packing score, lowered (never raised) by the job
+//! anti-affinity and the reschedule penalty, so the bin-packing score alone
+//! is an upper bound: the nodes are walked in that order and the walk stops
+//! once no node left can beat the best found. The bound is per need (CPU,
+//! memory) and holds for the state's usage; the nodes the plan being built
+//! changed are scored as the plan changes them ([`PlanScores`]), and the
+//! penalised node with its penalty.
+//!
+//! The index lives in [`crate::server::ServerState`] as a cache: it is not
+//! serialized, any two compare equal, a clone starts empty (history
+//! checkpoints do not carry it), a node write drops it
+//! ([`crate::server::Server::nodes_changed`]) and an alloc write marks its
+//! node for rescoring.
+
+use super::{Fit, Usage, placement_score};
+use crate::model::Job;
+use crate::scenario::format::GroupSpec;
+use crate::server::Server;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The bin-packing scores of the nodes per need, and the nodes whose usage
+/// changed since they were computed.
+#[derive(Debug, Default)]
+pub struct PlacementIndex {
+    /// Nodes whose usage changed since the scores were computed (tracked
+    /// only while some need is indexed).
+    dirty: BTreeSet<String>,
+    /// Per need (CPU MHz, memory MB).
+    needs: BTreeMap<(u64, u64), NeedIndex>,
+}
+
+/// The nodes' scores for one need.
+#[derive(Debug)]
+struct NeedIndex {
+    /// Per node (in ID order): its bin-packing score in millionths when it
+    /// is ready and the need fits its free resources.
+    scores: Vec<Option<i64>>,
+    /// The scored nodes, best first, ties by node order.
+    order: BTreeSet<(Reverse<i64>, usize)>,
+}
+
+impl Clone for PlacementIndex {
+    /// A cache: a copy starts empty and fills on use.
+    fn clone(&self) -> Self {
+        PlacementIndex::default()
+    }
+}
+
+impl PartialEq for PlacementIndex {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl PlacementIndex {
+    /// Notes that the usage of `node` changed.
+    pub fn usage_changed(&mut self, node: &str) {
+        if !self.needs.is_empty() && !self.dirty.contains(node) {
+            self.dirty.insert(node.to_string());
+        }
+    }
+}
+
+impl Server {
+    /// A node's bin-packing score for `need` with the state's usage, in
+    /// millionths (`None`: not ready, or the need does not fit).
+    fn binpack_score(
+        &self,
+        id: &str,
+        record: &crate::server::NodeRecord,
+        need: (u64, u64),
+    ) -> Option<i64> {
+        if !record.node.ready() {
+            return None;
+        }
+        let base = self.state.node_usage.get(id).copied().unwrap_or((0, 0));
+        placement_score(record, base, (0, 0), need, || 0, 1, false)
+            .map(|score| (score * 1e6).round() as i64)
+    }
+
+    /// Brings the index of `need` up to date: builds it, or rescores the
+    /// nodes whose usage changed (in every indexed need).
+    pub(super) fn sync_placement_index(&mut self, need: (u64, u64)) {
+        let mut index = std::mem::take(&mut self.state.placement);
+        let dirty = std::mem::take(&mut index.dirty);
+        for (need, scores) in &mut index.needs {
+            for id in &dirty {
+                let Some(rank) = self.state.nodes.rank(id.as_str()) else {
+                    continue;
+                };
+                let score = self.binpack_score(id, &self.state.nodes[id.as_str()], *need);
+                let old = std::mem::replace(&mut scores.scores[rank], score);
+                if old != score {
+                    if let Some(old) = old {
+                        scores.order.remove(&(Reverse(old), rank));
+                    }
+                    if let Some(score) = score {
+                        scores.order.insert((Reverse(score), rank));
+                    }
+                }
+            }
+        }
+        if let std::collections::btree_map::Entry::Vacant(slot) = index.needs.entry(need) {
+            let scores: Vec<Option<i64>> = self
+                .state
+                .nodes
+                .iter()
+                .map(|(id, record)| self.binpack_score(id, record, need))
+                .collect();
+            let order = scores
+                .iter()
+                .enumerate()
+                .filter_map(|(rank, score)| score.map(|score| (Reverse(score), rank)))
+                .collect();
+            slot.insert(NeedIndex { scores, order });
+        }
+        self.state.placement = index;
+    }
+
+    /// The best node for one alloc of a group: (score in millionths, node
+    /// rank), as scoring every node would find it (see the module doc);
+    /// `None` when no node fits. Call [`Server::sync_placement_index`] for
+    /// the group's need first; `plan` keeps the fits of the nodes the plan
+    /// changed between the placements of one plan.
+    pub(super) fn best_indexed_node(
+        &self,
+        job: &Job,
+        group_spec: &GroupSpec,
+        group_key: &str,
+        penalty_node: Option<&str>,
+        usage: &Usage,
+        plan: &mut PlanScores,
+    ) -> Option<(i64, usize)> {
+        let nodes = &self.state.nodes;
+        let need = super::group_need(group_spec);
+        let index = self.state.placement.needs.get(&need)?;
+        // The nodes the plan changed, rescored as the plan changes them.
+        let changed = plan.groups.entry(group_key.to_string()).or_default();
+        for id in &usage.touched[changed.synced..] {
+            let Some(rank) = nodes.rank(id.as_str()) else {
+                continue;
+            };
+            let fit = self.node_fit(
+                job,
+                group_spec,
+                group_key,
+                id,
+                &nodes[id.as_str()],
+                usage,
+                false,
+            );
+            if let Some(Fit::Score(old)) = changed.fits.insert(rank, fit) {
+                changed.order.remove(&(Reverse(old), rank));
+            }
+            if let Fit::Score(score) = fit {
+                changed.order.insert((Reverse(score), rank));
+            }
+        }
+        changed.synced = usage.touched.len();
+        let mut best: Option<(i64, usize)> = None;
+        // The penalised node, scored with its penalty.
+        let penalty_rank = penalty_node.and_then(|id| nodes.rank(id));
+        if let (Some(id), Some(rank)) = (penalty_node, penalty_rank) {
+            consider(
+                &mut best,
+                self.node_fit(job, group_spec, group_key, id, &nodes[id], usage, true),
+                rank,
+            );
+        }
+        // The best of the nodes the plan changed.
+        if let Some(&(Reverse(score), rank)) = changed
+            .order
+            .iter()
+            .find(|(_, rank)| Some(*rank) != penalty_rank)
+        {
+            consider(&mut best, Fit::Score(score), rank);
+        }
+        // The others by their bin-packing score, an upper bound of their
+        // score (equal bounds in node order): none after the first that
+        // cannot beat the best can.
+        for &(Reverse(bound), rank) in &index.order {
+            if best.is_some_and(|(b, r)| bound < b || (bound == b && rank > r)) {
+                break;
+            }
+            if Some(rank) == penalty_rank || changed.fits.contains_key(&rank) {
+                continue;
+            }
+            let Some((id, record)) = nodes.get_index(rank) else {
+                continue;
+            };
+            consider(
+                &mut best,
+                self.node_fit(job, group_spec, group_key, id, record, usage, false),
+                rank,
+            );
+        }
+        best
+    }
+}
+
+/// The fits of the nodes a plan changed, per group, while it is built.
+#[derive(Default)]
+pub(super) struct PlanScores {
+    groups: BTreeMap<String, ChangedFits>,
+}
+
+/// One group's fits on the nodes the plan changed.
+#[derive(Default)]
+struct ChangedFits {
+    /// How much of [`Usage::touched`] they include.
+    synced: usize,
+    /// Per node rank.
+    fits: BTreeMap<usize, Fit>,
+    /// The nodes that fit, best first, ties by node order.
+    order: BTreeSet<(Reverse<i64>, usize)>,
+}
+
+/// Keeps the better of `best` and a node's fit: the higher score, ties to
+/// the lower node rank.
+fn consider(best: &mut Option<(i64, usize)>, fit: Fit, rank: usize) {
+    if let Fit::Score(score) = fit
+        && best.is_none_or(|(b, r)| score > b || (score == b && rank < r))
+    {
+        *best = Some((score, rank));
+    }
+}
