@@ -25,7 +25,7 @@ let timer = null;
 
 function done(stopped) {
   timer = null;
-  postMessage(`{"type":"done","run":${run},"stopped":${stopped},"result":${explore_result()}}`);
+  postMessage(`{"done":{"run":${run},"stopped":${stopped},"result":${explore_result()}}}`);
 }
 
 function slice() {
@@ -44,7 +44,7 @@ function slice() {
     }
     batch = Math.min(batch * 2, 200);
   } while (performance.now() - start < SLICE_MS);
-  postMessage(`{"type":"progress","run":${run},"progress":${progress}}`);
+  postMessage(`{"progress":{"run":${run},"progress":${progress}}}`);
   timer = setTimeout(slice, 0);
 }
 
@@ -53,7 +53,7 @@ self.onmessage = async (event) => {
   const message = JSON.parse(event.data);
   if (failed !== null) {
     if (message.type === "start") {
-      postMessage(JSON.stringify({ type: "error", run: message.run, message: failed }));
+      postMessage(JSON.stringify({ error: { run: message.run, message: failed } }));
     }
     return;
   }
@@ -66,10 +66,10 @@ self.onmessage = async (event) => {
     stopRequested = false;
     const error = explore_start(message.scenario, message.config);
     if (error) {
-      postMessage(JSON.stringify({ type: "error", run, message: error }));
+      postMessage(JSON.stringify({ error: { run, message: error } }));
       return;
     }
-    postMessage(`{"type":"progress","run":${run},"progress":${explore_batch(1)}}`);
+    postMessage(`{"progress":{"run":${run},"progress":${explore_batch(1)}}}`);
     timer = setTimeout(slice, 0);
   } else if (message.type === "stop") {
     stopRequested = true;

@@ -8,9 +8,12 @@ use nomad_playground::explore::{ExploreResult, Progress};
 use serde::{Deserialize, Serialize};
 
 /// A message from the worker to the page (the worker script writes the
-/// JSON, with the payloads these exports return).
+/// JSON, with the payloads these exports return). Externally tagged
+/// (`{"done": {...}}`), unlike [`ToWorker`]: an internally tagged enum is
+/// read through serde's buffered `Content`, which would compile the whole
+/// `ExploreResult` reader a second time into the first screen's module.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum FromWorker {
     /// After a batch.
     Progress {
@@ -61,7 +64,7 @@ mod tests {
     #[test]
     fn the_messages_read_the_way_the_worker_script_writes_them() {
         let message: FromWorker =
-            serde_json::from_str(r#"{"type":"error","run":2,"message":"no module"}"#)
+            serde_json::from_str(r#"{"error":{"run":2,"message":"no module"}}"#)
                 .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             message,

@@ -77,8 +77,16 @@ use std::process::Command;
 /// their values through text (`action_de::from_value`), so the scenario
 /// types' `Deserialize` compiles for one deserializer, not two: ~50 KB of
 /// code before wasm-opt, ~-15 KB gzipped.
+/// Eighth session (2026-12-01): the session's speed and memory work added
+/// ~7 KB gzipped to the core in both modules (599,621 B before the cut
+/// below; the simulator's placement index with its BTreeMap/BTreeSet key
+/// types, the client runner's own alloc record with its serde code); the
+/// explore worker's messages to the page became externally tagged
+/// (`FromWorker`), so the page reads `ExploreResult` straight from the
+/// text instead of a second time through serde's `Content`: −10 KB
+/// gzipped, 589,663 B (1,530,976 raw).
 /// This ceiling is a ratchet against growth; lower it as size work lands.
-const WASM_GZIP_BUDGET_BYTES: u64 = 594_000;
+const WASM_GZIP_BUDGET_BYTES: u64 = 591_000;
 
 /// The gzipped tools module (`tools_bg.wasm`: import, export, the explore
 /// engine; loaded on first use and by the explore worker) may not grow past
@@ -95,7 +103,15 @@ const WASM_GZIP_BUDGET_BYTES: u64 = 594_000;
 /// Seventh session: 550,205 B (1,395,320 raw) → 550,268 B (1,392,138 raw):
 /// the scenario reader cut (above) took ~30 KB of code before wasm-opt out
 /// of it, and the session's other work added about as much.
-const TOOLS_WASM_GZIP_BUDGET_BYTES: u64 = 551_000;
+/// Eighth session: 550,943 B → 557,364 B (1,419,390 raw), RAISED from
+/// 551,000 to 558,000 on purpose: the same ~7 KB of core growth as the app
+/// module's (the placement index and the runner's alloc record, which cut
+/// the simulator's instructions by 15–20% and its history by 6 MB); the
+/// app module absorbed it with the `FromWorker` cut, which has no
+/// counterpart here. The first cut to make in this module: the placement
+/// index's BTreeMap/BTreeSet types (four new key/value types) as
+/// slot vectors, if the simulator's speed allows.
+const TOOLS_WASM_GZIP_BUDGET_BYTES: u64 = 558_000;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
