@@ -188,6 +188,21 @@ fn env_u64(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// The three-node scenario's explorer for the walk diagnostics
+/// (`EXPLORE_MAX_DELAY` ms, default 1000; `EXPLORE_NO_FIRE_LOOPS=1`).
+fn walk_explorer() -> Option<Explorer> {
+    let config = ExploreConfig {
+        max_delay: env_u64("EXPLORE_MAX_DELAY", 1_000),
+        fire_loops: std::env::var_os("EXPLORE_NO_FIRE_LOOPS").is_none(),
+        ..ExploreConfig::default()
+    };
+    let explorer = Explorer::from_json(THREE, config);
+    if explorer.is_err() {
+        eprintln!("three-reconnect: bad input");
+    }
+    explorer.ok()
+}
+
 /// `EXPLORE_COMMUTE=WALKS cargo bench --bench explore`: along WALKS seeded
 /// random walks of the three-node scenario (every `EXPLORE_STRIDE`-th
 /// state, default 1; `EXPLORE_MAX_DELAY` ms, default 1000;
@@ -195,13 +210,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 /// and prints which kinds of pairs reach one state and what the others
 /// differ in (`Explorer::commute_report`).
 fn commute() {
-    let config = ExploreConfig {
-        max_delay: env_u64("EXPLORE_MAX_DELAY", 1_000),
-        fire_loops: std::env::var_os("EXPLORE_NO_FIRE_LOOPS").is_none(),
-        ..ExploreConfig::default()
-    };
-    let Ok(explorer) = Explorer::from_json(THREE, config) else {
-        eprintln!("three-reconnect: bad input");
+    let Some(explorer) = walk_explorer() else {
         return;
     };
     let report = explorer.commute_report(
@@ -237,13 +246,7 @@ fn commute() {
 /// (`Explorer::abstraction_report`; `EXPLORE_MAX_DELAY`,
 /// `EXPLORE_NO_FIRE_LOOPS`, `EXPLORE_SEED` as for `EXPLORE_COMMUTE`).
 fn abstractions() {
-    let config = ExploreConfig {
-        max_delay: env_u64("EXPLORE_MAX_DELAY", 1_000),
-        fire_loops: std::env::var_os("EXPLORE_NO_FIRE_LOOPS").is_none(),
-        ..ExploreConfig::default()
-    };
-    let Ok(explorer) = Explorer::from_json(THREE, config) else {
-        eprintln!("three-reconnect: bad input");
+    let Some(explorer) = walk_explorer() else {
         return;
     };
     let start = cpu_seconds();

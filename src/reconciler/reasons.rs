@@ -526,13 +526,7 @@ impl Explain {
         if !Arc::ptr_eq(&self.allocs[slot], alloc) {
             self.allocs[slot] = Arc::clone(alloc);
         }
-        let decision = self.keep(default);
-        self.records[slot] = Record {
-            set,
-            rule,
-            live: true,
-            decision,
-        };
+        self.classify_held(slot, set, rule, default);
     }
 
     /// [`Explain::classify`] for the alloc the record already holds.
