@@ -519,3 +519,36 @@ fn cached_fingerprints_equal_fingerprints_from_scratch() {
         }
     }
 }
+
+/// The abstraction diagnostics (`Explorer::abstraction_report`): each
+/// coarser key merges at least what the finer one does, and the idle end
+/// states are counted among complete walks only.
+#[test]
+fn the_abstraction_report_orders_its_keys_from_fine_to_coarse() {
+    let explorer = Explorer::from_json(
+        THREE,
+        ExploreConfig {
+            max_delay: 10,
+            ..ExploreConfig::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("explorer: {e}"));
+    let report = explorer.abstraction_report(6, 1);
+    assert_eq!(report.walks, 6);
+    assert!(
+        report.states >= report.canonical && report.canonical > 0,
+        "{report:?}"
+    );
+    assert!(report.json >= report.same_tick_unordered, "{report:?}");
+    assert!(report.same_tick_unordered >= report.timeless, "{report:?}");
+    assert!(report.timeless > 0, "{report:?}");
+    assert!(
+        report.complete <= report.walks && report.idle <= report.complete,
+        "{report:?}"
+    );
+    assert!(report.idle >= report.idle_same_tick_unordered, "{report:?}");
+    assert!(
+        report.idle_same_tick_unordered >= report.idle_timeless,
+        "{report:?}"
+    );
+}

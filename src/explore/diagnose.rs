@@ -419,6 +419,38 @@ fn unorder_queue(queue: &mut Value) {
     });
 }
 
+/// The world's canonical JSON ([`canon`]) without the RNG's state.
+fn world_canon(sim: &crate::sim::Sim, split: u64) -> Value {
+    let mut json = canon(&fingerprint::world_json(sim), split);
+    if let Some(world) = json.as_object_mut() {
+        world.remove("rng");
+    }
+    json
+}
+
+/// The world's event queue with the events of each tick unordered
+/// ([`unorder_queue`]).
+fn unorder_same_tick(world: &mut Value) {
+    if let Some(queue) = world.get_mut("queue") {
+        unorder_queue(queue);
+    }
+}
+
+/// The world with every time left out ([`drop_times`]), the queue's ticks
+/// too.
+fn timeless(world: &mut Value) {
+    drop_times(world);
+    if let Some(Value::Array(queue)) = world.get_mut("queue") {
+        for item in queue.iter_mut() {
+            if let Value::Array(pair) = item
+                && let Some(first) = pair.first_mut()
+            {
+                *first = Value::Null;
+            }
+        }
+    }
+}
+
 fn key_of(v: &Value) -> fingerprint::Fingerprint {
     fingerprint::extend(0, &v.to_string(), false)
 }
@@ -442,27 +474,12 @@ impl Explorer {
                 report.states += 1;
                 let canonical = fingerprint::fingerprint(&state.sim, &state.phase, true, split);
                 sets[0].insert(fingerprint::extend(canonical, &state.fired, true));
-                let mut json = canon(&fingerprint::world_json(&state.sim), split);
-                if let Some(rng) = json.as_object_mut() {
-                    rng.remove("rng");
-                }
+                let mut json = world_canon(&state.sim, split);
                 let extra = format!("{:?}{:?}", state.phase, state.fired);
                 sets[1].insert(key_of(&serde_json::json!([json, extra])));
-                if let Some(queue) = json.get_mut("queue") {
-                    unorder_queue(queue);
-                }
-                let unordered = key_of(&serde_json::json!([json, extra]));
-                sets[2].insert(unordered);
-                drop_times(&mut json);
-                if let Some(Value::Array(queue)) = json.get_mut("queue") {
-                    for item in queue.iter_mut() {
-                        if let Value::Array(pair) = item
-                            && let Some(first) = pair.first_mut()
-                        {
-                            *first = Value::Null;
-                        }
-                    }
-                }
+                unorder_same_tick(&mut json);
+                sets[2].insert(key_of(&serde_json::json!([json, extra])));
+                timeless(&mut json);
                 sets[3].insert(key_of(&serde_json::json!([json, extra])));
                 if choices.is_empty() {
                     break;
@@ -478,24 +495,10 @@ impl Explorer {
                             true,
                             split,
                         ));
-                        let mut json = canon(&fingerprint::world_json(&child.sim), split);
-                        if let Some(queue) = json.get_mut("queue") {
-                            unorder_queue(queue);
-                        }
-                        if let Some(rng) = json.as_object_mut() {
-                            rng.remove("rng");
-                        }
+                        let mut json = world_canon(&child.sim, split);
+                        unorder_same_tick(&mut json);
                         sets[5].insert(key_of(&json));
-                        drop_times(&mut json);
-                        if let Some(Value::Array(queue)) = json.get_mut("queue") {
-                            for item in queue.iter_mut() {
-                                if let Value::Array(pair) = item
-                                    && let Some(first) = pair.first_mut()
-                                {
-                                    *first = Value::Null;
-                                }
-                            }
-                        }
+                        timeless(&mut json);
                         sets[6].insert(key_of(&json));
                     }
                     break;

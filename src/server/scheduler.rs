@@ -1049,12 +1049,8 @@ impl Server {
             fits[rank] = self.node_fit(job, group_spec, group_key, id, &nodes[id], usage, true);
         }
         let mut best: Option<(i64, usize)> = None;
-        for (rank, fit) in fits.iter().enumerate() {
-            if let Fit::Score(score) = *fit
-                && best.is_none_or(|(b, _)| score > b)
-            {
-                best = Some((score, rank));
-            }
+        for (rank, fit) in fits.into_iter().enumerate() {
+            placement::consider(&mut best, fit, rank);
         }
         best
     }

@@ -224,7 +224,7 @@ struct ChangedFits {
 
 /// Keeps the better of `best` and a node's fit: the higher score, ties to
 /// the lower node rank.
-fn consider(best: &mut Option<(i64, usize)>, fit: Fit, rank: usize) {
+pub(super) fn consider(best: &mut Option<(i64, usize)>, fit: Fit, rank: usize) {
     if let Fit::Score(score) = fit
         && best.is_none_or(|(b, r)| score > b || (score == b && rank < r))
     {
