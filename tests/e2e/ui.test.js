@@ -414,3 +414,36 @@ test('above 8 clients the diagram folds the clients it has no room for into one 
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+// The diagram draws only the rows in and near its box (at most 60% of the window high). Making
+// the window taller must draw the rows the box now shows at once, without waiting for a scroll.
+test('a taller window draws the diagram rows its box now shows, without a scroll', async () => {
+  const { bigScenario } = require('./bench/big-scenario');
+  const { page, errors, context } = await openPage(browser, '/', { viewport: { width: 1440, height: 500 } });
+  await page.getByTestId('lessons').waitFor();
+  await page.getByTestId('scenario-input').fill(JSON.stringify(bigScenario(60, 120)));
+  await page.getByTestId('scenario-open').click();
+  await page.getByTestId('cluster').waitFor();
+  for (let step = 1; step <= 3; step++) {
+    await page.getByTestId('step').click();
+    await waitForStep(page, step);
+  }
+  const scrollBox = page.getByTestId('sequence').locator('.sequence-scroll');
+  const coverage = () => scrollBox.evaluate((box) => {
+    const top = box.getBoundingClientRect().top;
+    const rows = [...box.querySelectorAll('[data-testid="seq-event"]')].map((row) => row.getBoundingClientRect().bottom - top);
+    return { drawnTo: Math.max(0, ...rows), shown: box.clientHeight, content: box.scrollHeight };
+  });
+  const before = await coverage();
+  await page.setViewportSize({ width: 1440, height: 1400 });
+  await page.waitForFunction(() => document.querySelector('.sequence-scroll').clientHeight > 500);
+  // One frame for the re-render the resize caused.
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+  const after = await coverage();
+  assert.ok(after.content > after.shown, `the diagram needs more than its box: ${JSON.stringify(after)}`);
+  assert.ok(after.drawnTo > before.drawnTo, `before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`);
+  // Rows are drawn down to the box's bottom (within one row of ~30 px).
+  assert.ok(after.drawnTo >= after.shown - 30, `rows drawn to ${after.drawnTo} px of a ${after.shown} px box`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
