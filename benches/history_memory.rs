@@ -22,8 +22,9 @@ use std::sync::Arc;
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
-/// The most a 1,000-step session at this size may hold.
-const BUDGET: usize = 64 * 1024 * 1024;
+/// The most a 1,000-step session at this size may hold: the issue's
+/// "64 MB", in decimal megabytes (64,000,000 bytes, not 64 MiB).
+const BUDGET: usize = 64_000_000;
 
 /// Heap bytes allocated and not freed so far.
 fn live_bytes() -> usize {
@@ -108,14 +109,16 @@ fn print_owned_parts(title: &str, mut sim: Sim) {
     take("clients", made_bytes_dropped(&mut sim.clients));
     take("queue", made_bytes_dropped(&mut sim.queue));
     take("net", made_bytes_dropped(&mut sim.net));
+    take("trace_texts", made_bytes_dropped(&mut sim.trace_texts));
+    take("check_memo", made_bytes_dropped(&mut sim.check_memo));
     let before = live_bytes();
     drop(sim);
     take("the rest", before.saturating_sub(live_bytes()));
     let total: usize = parts.iter().map(|(_, bytes)| bytes).sum();
     let listed: Vec<String> = parts
         .iter()
-        .filter(|(_, bytes)| *bytes >= 50_000)
-        .map(|(name, bytes)| format!("{name} {}", mb(*bytes)))
+        .filter(|(_, bytes)| *bytes >= 20_000)
+        .map(|(name, bytes)| format!("{name} {:.2}", *bytes as f64 / 1e6))
         .collect();
     println!("  {title}: {} ({})", mb(total), listed.join(", "));
 }
@@ -318,6 +321,55 @@ fn print_processed(session: &Session) {
     }
 }
 
+/// How much of the trace's free texts repeat: per kind of text, the bytes
+/// all copies take and the bytes one copy of each distinct text would.
+fn print_text_repeats(session: &Session) {
+    let mut kinds: BTreeMap<&'static str, (usize, usize, BTreeMap<String, ()>)> = BTreeMap::new();
+    let mut add = |kind: &'static str, text: &str| {
+        let entry = kinds.entry(kind).or_default();
+        entry.0 += 1;
+        entry.1 += text.len();
+        entry.2.insert(text.to_string(), ());
+    };
+    for record in session.records() {
+        for entry in &record.entries {
+            match &entry.event {
+                TraceEvent::EvalProcessed(processed) => {
+                    for line in processed.plan.iter() {
+                        add("plan line", line);
+                    }
+                    for reason in &processed.reasons {
+                        add("reason set", reason.set);
+                        add("reason why", reason.reason);
+                    }
+                    add("processed eval id", &processed.eval);
+                }
+                TraceEvent::EvalCreated(created) => add("created eval id", &created.eval),
+                TraceEvent::EvalState { eval, .. } => add("eval-state eval id", eval),
+                TraceEvent::HeartbeatMissed(missed) => {
+                    add("heartbeat-missed reason", &missed.reason)
+                }
+                TraceEvent::CallSent { detail, .. } => add("call-sent detail", detail),
+                TraceEvent::CallHandled { detail, .. } => add("call-handled detail", detail),
+                TraceEvent::Reply { detail, .. } => add("reply detail", detail),
+                TraceEvent::Client { detail, .. } => add("client detail", detail),
+                TraceEvent::AllocChanged(change) => add("alloc detail", &change.detail),
+                _ => {}
+            }
+        }
+    }
+    println!("  trace texts (copies, their bytes; distinct texts, their bytes):");
+    for (kind, (count, bytes, distinct)) in kinds {
+        let distinct_bytes: usize = distinct.keys().map(String::len).sum();
+        println!(
+            "    {kind:<24} {count:>8} {:>10}; {:>8} {:>10}",
+            mb(bytes),
+            distinct.len(),
+            mb(distinct_bytes)
+        );
+    }
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is parsed.
     let profiles = [("lost", cluster::LOST), ("reconnect", cluster::RECONNECT)];
@@ -401,6 +453,7 @@ fn main() {
         print_client_parts(session.sim());
         print_eval_parts(session.sim());
         print_processed(&session);
+        print_text_repeats(&session);
         if held > BUDGET {
             over.push(format!("{label}: {} > {}", mb(held), mb(BUDGET)));
         }

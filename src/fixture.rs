@@ -14,6 +14,7 @@ use crate::reconciler::cluster::{
 };
 use crate::reconciler::node::{NodeFixtureInput, compute_fixture};
 use crate::reconciler::picker::{Pick, Picker};
+use crate::reconciler::reasons::AllocDecision;
 use crate::reconciler::rules::ReconcilerRules;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value, json};
@@ -203,7 +204,7 @@ impl ClusterFixtureInput {
                     .as_ref()
                     .is_some_and(|j| j.job_type == crate::model::JobType::Batch)
             }),
-            job: self.job.clone(),
+            job: self.job.clone().map(Arc::new),
             deployment: self.deployment.clone(),
             deployment_paused: self.deployment_paused,
             deployment_failed: self.deployment_failed,
@@ -226,7 +227,21 @@ impl ClusterFixtureInput {
 
     /// Runs the cluster reconciler on this input with `rules`.
     pub fn run(&self, rules: ReconcilerRules) -> ReconcileResult {
+        self.run_on(&self.to_cluster_input(), rules)
+    }
+
+    /// [`ClusterFixtureInput::run`], with the run's reason records (the
+    /// result names each record's alloc by its position in the input).
+    pub fn run_explained(&self, rules: ReconcilerRules) -> (ReconcileResult, Vec<AllocDecision>) {
         let input = self.to_cluster_input();
+        let result = self.run_on(&input, rules);
+        let decisions = result.decisions.to_vec(&input.allocs);
+        (result, decisions)
+    }
+
+    /// Runs the cluster reconciler on `input` (made by
+    /// [`ClusterFixtureInput::to_cluster_input`]) with `rules`.
+    fn run_on(&self, input: &ClusterInput, rules: ReconcilerRules) -> ReconcileResult {
         let options = ReconcileOptions {
             rules,
             picker: self.picker.map_or(Picker::Strategy, Picker::Fixed),
@@ -247,7 +262,7 @@ impl ClusterFixtureInput {
             n += 1;
             format!("00000000-0000-0000-0000-{n:012}")
         };
-        cluster::reconcile(&input, &options, &update, &mut ids)
+        cluster::reconcile(input, &options, &update, &mut ids)
     }
 }
 

@@ -153,8 +153,8 @@ fn reconcile(args: &[String]) -> ExitCode {
 fn explain(fixture: &Fixture) -> String {
     match &fixture.input {
         FixtureInput::Cluster(input) => {
-            let result = input.run(ReconcilerRules::default());
-            explain_table(&result.decisions)
+            let (_, decisions) = input.run_explained(ReconcilerRules::default());
+            explain_table(&decisions)
         }
         FixtureInput::Node(input) => node_explain_table(&explain_fixture(input)),
     }

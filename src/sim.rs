@@ -385,7 +385,6 @@ impl Sim {
 
     fn send(&mut self, node: &str, rpc: Rpc) {
         let name = RpcName::of(&rpc);
-        let detail = rpc.detail();
         if !self.net.link(node).up {
             // The call fails at once; the trace shows only the failure.
             let call = self.net.next_call;
@@ -401,6 +400,8 @@ impl Sim {
             );
             return;
         }
+        // The trace's words for the call: only a call sent shows them.
+        let detail = rpc.detail();
         let (call, held) = self.net.send(self.tick, node, rpc);
         self.record(TraceEvent::CallSent {
             node: node.into(),

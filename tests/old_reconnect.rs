@@ -40,7 +40,7 @@ fn stopped(r: &ReconcileResult, id: &str) -> Option<String> {
     r.stop
         .iter()
         .find(|s| s.alloc.id == id)
-        .map(|s| s.status_description.clone())
+        .map(|s| s.status_description.to_string())
 }
 
 /// #14925: the job moved to version 1; c0 reconnected long ago but still

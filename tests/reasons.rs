@@ -2,6 +2,8 @@
 //! classification rule and the decision, checked on a few fixtures.
 
 use nomad_playground::fixture::{FixtureInput, parse_fixture};
+use nomad_playground::model::ClientStatus;
+use nomad_playground::reconciler::cluster::ReconcileResult;
 use nomad_playground::reconciler::reasons::{
     AllocCategory, AllocDecision, ClassifyRule, Decision, StopReason,
 };
@@ -9,6 +11,10 @@ use nomad_playground::reconciler::rules::ReconcilerRules;
 use std::path::Path;
 
 fn decisions(case: &str) -> Vec<AllocDecision> {
+    run(case).1
+}
+
+fn run(case: &str) -> (ReconcileResult, Vec<AllocDecision>) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/conformance/cases")
         .join(case);
@@ -17,7 +23,7 @@ fn decisions(case: &str) -> Vec<AllocDecision> {
     let FixtureInput::Cluster(input) = &fixture.input else {
         panic!("{case} is not a cluster fixture")
     };
-    input.run(ReconcilerRules::default()).decisions
+    input.run_explained(ReconcilerRules::default())
 }
 
 fn get<'a>(ds: &'a [AllocDecision], id: &str) -> &'a AllocDecision {
@@ -130,4 +136,35 @@ fn every_alloc_has_one_record() {
             replaced: true
         }
     );
+}
+
+/// A disconnecting alloc replaced now: the placement names the alloc as the
+/// run read it, and `previous_updated` gives it as the run leaves it (its
+/// disconnect update, Nomad's previous alloc); a lost alloc's replacement
+/// names the alloc as read in both.
+#[test]
+fn placements_name_the_alloc_they_replace() {
+    let (r, _) = run("node-disconnect-updates-alloc-to-unknown.json");
+    let mut seen = 0;
+    for p in &r.place {
+        let Some(prev) = &p.previous_alloc else {
+            continue;
+        };
+        let update = r.disconnect_updates.get(&prev.id).expect("an update");
+        assert_eq!(prev.client_status, ClientStatus::Running, "{}", prev.id);
+        let updated = p.previous_updated(&r).expect("previous");
+        assert_eq!(*updated, update.to_alloc(), "{}", prev.id);
+        assert_eq!(updated.client_status, ClientStatus::Unknown);
+        seen += 1;
+    }
+    assert_eq!(seen, 2, "a0 and a1 are replaced");
+
+    let (r, _) = run("lost-node.json");
+    let p = r.place.iter().find(|p| p.previous_alloc.is_some());
+    let p = p.expect("a replacement");
+    let prev = p.previous_alloc.as_deref().expect("previous");
+    assert!(std::ptr::eq(
+        &*p.previous_updated(&r).expect("previous"),
+        prev
+    ));
 }

@@ -518,7 +518,7 @@ fn check(b: &Built) -> Result<(), TestCaseError> {
             .filter(|a| !a.terminal_status() && !r.stop.iter().any(|s| s.alloc.id == a.id))
             .filter(|a| {
                 r.decisions
-                    .iter()
+                    .iter(&input.allocs)
                     .any(|d| d.alloc_id() == a.id && d.set == AllocCategory::Untainted)
             })
             .count() as u64;
@@ -570,10 +570,20 @@ fn check(b: &Built) -> Result<(), TestCaseError> {
         serde_json::to_string(&again).unwrap(),
         "two runs on the same input differ"
     );
+    prop_assert_eq!(
+        r.decisions.to_vec(&input.allocs),
+        again.decisions.to_vec(&input.allocs),
+        "two runs on the same input give different reasons"
+    );
     let mut ids: Vec<&str> = input.allocs.iter().map(|a| a.id.as_str()).collect();
     ids.sort();
     ids.dedup();
-    let recorded: Vec<&str> = r.decisions.iter().map(|d| d.alloc_id()).collect();
+    let recorded: Vec<&str> = r
+        .decisions
+        .iter(&input.allocs)
+        .map(|d| d.alloc)
+        .map(|a| a.id.as_str())
+        .collect();
     prop_assert_eq!(
         ids,
         recorded,

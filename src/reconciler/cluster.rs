@@ -27,10 +27,10 @@
 
 mod table;
 
-use super::alloc_set::{AllocNameIndex, AllocSet};
+use super::alloc_set::{AllocNameIndex, AllocSet, name_index};
 use super::filters::{self, BATCHED_FAILED_ALLOC_WINDOW, FilterContext, RescheduleContext};
 use super::picker::{Pick, Picker};
-use super::reasons::{AllocCategory, AllocDecision, ClassifyRule, Decision, Explain, StopReason};
+use super::reasons::{AllocCategory, ClassifyRule, Decision, Decisions, StopReason};
 use super::rules::{ExpiredAllocs, ReconcilerRules, ReconnectReconciliation, ReplacementLookup};
 use crate::model::deployment::description as dep_desc;
 use crate::model::eval::{description as eval_desc, trigger};
@@ -95,8 +95,9 @@ pub fn generic_update_fn(alloc: &Allocation, job: &Job, group: &TaskGroup) -> Up
 /// Everything the reconciler reads (Nomad's `ReconcilerState` and `ClusterState`).
 #[derive(Debug, Clone, Default)]
 pub struct ClusterInput {
-    /// The job; `None` = purged.
-    pub job: Option<Job>,
+    /// The job; `None` = purged. Shared: the simulator hands over the
+    /// stored job instead of a copy per eval.
+    pub job: Option<Arc<Job>>,
     /// The job ID (needed when `job` is `None`).
     pub job_id: String,
     /// `JobIsBatch`.
@@ -127,7 +128,7 @@ impl ClusterInput {
         ClusterInput {
             job_id: job.as_ref().map(|j| j.id.clone()).unwrap_or_default(),
             job_is_batch: job.as_ref().is_some_and(|j| j.job_type == JobType::Batch),
-            job,
+            job: job.map(Arc::new),
             eval_priority: 50,
             now,
             ..Default::default()
@@ -153,7 +154,11 @@ pub struct PlaceResult {
     pub task_group: String,
     /// Whether it is a canary.
     pub canary: bool,
-    /// The alloc it replaces.
+    /// The alloc it replaces, as the run read it. When the run also marks
+    /// that alloc unknown (a disconnecting alloc replaced now), Nomad's
+    /// previous alloc is the updated one: see
+    /// [`PlaceResult::previous_updated`]; the update changes only its
+    /// client status, alloc states, client description and follow-up eval.
     pub previous_alloc: Option<Arc<Allocation>>,
     /// Whether it reschedules a failed alloc.
     pub reschedule: bool,
@@ -165,6 +170,22 @@ pub struct PlaceResult {
     pub min_job_version: u64,
 }
 
+impl PlaceResult {
+    /// The alloc it replaces as the run leaves it (Nomad's previous
+    /// alloc): [`PlaceResult::previous_alloc`], or its disconnect update in
+    /// `result` (the run this placement is from) when there is one.
+    pub fn previous_updated<'r>(
+        &'r self,
+        result: &ReconcileResult,
+    ) -> Option<std::borrow::Cow<'r, Allocation>> {
+        let prev = self.previous_alloc.as_ref()?;
+        Some(match result.disconnect_updates.get(&prev.id) {
+            Some(update) => std::borrow::Cow::Owned(update.to_alloc()),
+            None => std::borrow::Cow::Borrowed(&**prev),
+        })
+    }
+}
+
 /// A stop (Nomad's `AllocStopResult`).
 #[derive(Debug, Clone, Serialize)]
 pub struct StopResult {
@@ -172,8 +193,8 @@ pub struct StopResult {
     pub alloc: Arc<Allocation>,
     /// Client status to write, if any (`lost`, `failed`).
     pub client_status: Option<ClientStatus>,
-    /// Why.
-    pub status_description: String,
+    /// Why (one of the [`status`] descriptions).
+    pub status_description: &'static str,
     /// Follow-up eval to attach.
     pub followup_eval_id: String,
 }
@@ -187,8 +208,8 @@ pub struct DestructiveResult {
     pub task_group: String,
     /// The alloc to stop.
     pub stop_alloc: Arc<Allocation>,
-    /// Stop description.
-    pub stop_status_description: String,
+    /// Stop description (one of the [`status`] descriptions).
+    pub stop_status_description: &'static str,
 }
 
 /// What one run decides (Nomad's `ReconcileResults`) and why.
@@ -216,8 +237,11 @@ pub struct ReconcileResult {
     pub desired_tg_updates: BTreeMap<String, DesiredUpdates>,
     /// Follow-up evals per group.
     pub desired_followup_evals: BTreeMap<String, Vec<Evaluation>>,
-    /// Why: one record per alloc, in ID order.
-    pub decisions: Vec<AllocDecision>,
+    /// Why: one record per alloc, in ID order, naming its alloc by
+    /// position in the input: read them with
+    /// `decisions.iter(&input.allocs)`.
+    #[serde(skip)]
+    pub decisions: Decisions,
     /// Whether the current deployment held placements back as paused
     /// (paused, pending or initializing; Nomad's `jobState.DeploymentPaused`).
     #[serde(skip)]
@@ -314,6 +338,10 @@ impl DisconnectUpdates {
     }
     /// Adds `other`'s updates; on equal alloc IDs `other`'s win.
     fn union_with(&mut self, other: Vec<DisconnectUpdate>) {
+        if self.0.is_empty() {
+            self.0 = other;
+            return;
+        }
         if self.0.last().is_none_or(|last| {
             other
                 .first()
@@ -361,6 +389,7 @@ pub fn reconcile(
     };
     // One pass over the allocs; the rest of the run works on the table.
     let (table, firsts) = Table::build(&input.allocs, &cx);
+    let slots = table.slots();
     let mut r = Reconciler {
         input,
         table: &table,
@@ -375,13 +404,17 @@ pub fn reconcile(
         created_deployment: false,
         persist_initializing: false,
         result: ReconcileResult::default(),
-        explain: Explain::new(firsts),
+        explain: Decisions::new(slots, firsts),
     };
     r.compute();
     let mut result = r.result;
-    result.decisions = r.explain.into_vec();
+    let mut decisions = r.explain;
     result.deployment_paused = r.deployment_paused;
     result.deployment_failed = r.deployment_failed;
+    // With one row per ID the records follow the table's rows: their
+    // input positions are the table's order.
+    decisions.set_positions(table.into_order());
+    result.decisions = decisions;
     result
 }
 
@@ -401,7 +434,7 @@ struct Reconciler<'a, 'b> {
     persist_initializing: bool,
     result: ReconcileResult,
     /// Reason records, one per alloc ID (the table's slots).
-    explain: Explain,
+    explain: Decisions,
 }
 
 /// Alloc (table position) → follow-up eval ID: each eval ID once, and per
@@ -522,6 +555,30 @@ struct GroupSets {
     reconnecting: PosSet,
 }
 
+/// A group's name index (`allocNameIndex`) seeded with the names of the
+/// allocs at some table positions, made when first asked: most runs place
+/// no fresh name and stop nothing over the count, and then never read the
+/// allocs' names.
+struct LazyNameIndex<'x> {
+    job: &'x str,
+    group: &'x str,
+    count: u32,
+    /// The positions of the allocs whose names seed it.
+    seed: Vec<u32>,
+    index: Option<AllocNameIndex>,
+}
+
+impl LazyNameIndex<'_> {
+    /// The index (made on the first call).
+    fn get(&mut self, t: &Table<'_>) -> &mut AllocNameIndex {
+        let (job, group, count, seed) = (self.job, self.group, self.count, &self.seed);
+        self.index.get_or_insert_with(|| {
+            let names = seed.iter().map(|p| name_index(t.alloc(*p)));
+            AllocNameIndex::from_indexes(job, group, count, names)
+        })
+    }
+}
+
 /// Whether an entry's alloc has client status `unknown`: from the table's
 /// facts, or from the set's own copy.
 fn is_unknown(t: &Table<'_>, pos: u32, own: Option<&Arc<Allocation>>) -> bool {
@@ -545,6 +602,15 @@ impl Reconciler<'_, '_> {
         }
     }
 
+    /// Records the set and rule of the table's alloc at `pos` (the
+    /// record's alloc; the sets classified hold no copies of their own).
+    #[inline(always)]
+    fn classify(&mut self, pos: u32, set: AllocCategory, rule: ClassifyRule, default: Decision) {
+        let t = self.table;
+        self.explain
+            .classify(t.slot(pos), t.input_pos_of(pos), set, rule, default);
+    }
+
     /// Stops the alloc at table position `pos` (`alloc` is the set's
     /// version of it) and records why.
     #[allow(clippy::too_many_arguments)]
@@ -554,7 +620,7 @@ impl Reconciler<'_, '_> {
         pos: u32,
         alloc: &Arc<Allocation>,
         client_status: Option<ClientStatus>,
-        desc: &str,
+        desc: &'static str,
         reason: StopReason,
     ) {
         let slot = self.table.slot(pos);
@@ -568,13 +634,13 @@ impl Reconciler<'_, '_> {
         slot: Option<usize>,
         alloc: &Arc<Allocation>,
         client_status: Option<ClientStatus>,
-        desc: &str,
+        desc: &'static str,
         reason: StopReason,
     ) {
         stops.push(StopResult {
             alloc: Arc::clone(alloc),
             client_status,
-            status_description: desc.to_string(),
+            status_description: desc,
             followup_eval_id: String::new(),
         });
         if let Some(slot) = slot {
@@ -601,14 +667,13 @@ impl Reconciler<'_, '_> {
 
         self.cancel_unneeded_deployments();
 
-        let stopped = input.job.as_ref().is_none_or(Job::stopped);
+        let stopped = input.job.as_ref().is_none_or(|job| job.stopped());
         if stopped {
             for (group, set) in &matrix {
-                for (p, a) in set.iter(t) {
+                for p in set.positions() {
                     if t.facts(p).terminal {
-                        self.explain.classify(
-                            t.slot(p),
-                            a,
+                        self.classify(
+                            p,
                             AllocCategory::Filtered,
                             ClassifyRule::JobStopped,
                             Decision::Skip,
@@ -725,9 +790,8 @@ impl Reconciler<'_, '_> {
     fn filter_and_stop_all(&mut self, set: &PosSet, rule: ClassifyRule, reason: StopReason) -> u64 {
         use AllocCategory as C;
         let t = self.table;
-        for (p, a) in set.iter(t) {
-            self.explain
-                .classify(t.slot(p), a, t.facts(p).cat, rule, Decision::Skip);
+        for p in set.positions() {
+            self.classify(p, t.facts(p).cat, rule, Decision::Skip);
         }
         let mut stops = Vec::new();
         let not_needed = status::ALLOC_NOT_NEEDED;
@@ -794,6 +858,9 @@ impl Reconciler<'_, '_> {
         let mut du = DesiredUpdates::default();
         let mut stops: Vec<StopResult> = Vec::new();
         let mut place_out: Vec<PlaceResult> = Vec::new();
+        // Per entry of `place_out`: the table position of the alloc it
+        // replaces, where known (else it is looked up by ID).
+        let mut place_pos: Vec<Option<u32>> = Vec::new();
 
         // `filterServerTerminalAllocs` (nothing to drop when no alloc is
         // server-terminal).
@@ -804,10 +871,9 @@ impl Reconciler<'_, '_> {
         } else {
             (all, PosSet::new())
         };
-        for (p, a) in dropped.iter(t) {
-            self.explain.classify(
-                t.slot(p),
-                a,
+        for p in dropped.positions() {
+            self.classify(
+                p,
                 AllocCategory::Filtered,
                 ClassifyRule::ServerTerminal,
                 Decision::Skip,
@@ -833,10 +899,9 @@ impl Reconciler<'_, '_> {
                 t.facts(p).terminal
                     && (a.job_version() < job.version || a.job_create_index() < job.create_index)
             });
-            for (p, a) in old.iter(t) {
-                self.explain.classify(
-                    t.slot(p),
-                    a,
+            for p in old.positions() {
+                self.classify(
+                    p,
                     AllocCategory::Filtered,
                     ClassifyRule::OldTerminalBatch,
                     Decision::Ignore,
@@ -857,31 +922,23 @@ impl Reconciler<'_, '_> {
         // the table's allocs): then the reschedule split keeps them all
         // untainted, and their decision (keep) is taken here.
         let mut untainted_plain = true;
-        let distinct = t.ids_distinct();
-        for (p, own) in all.iter_own() {
+        // `all` holds the table's allocs (no set's own copies).
+        debug_assert!(all.iter_own().all(|(_, own)| own.is_none()));
+        for p in all.positions() {
             let f = t.facts(p);
-            let plain = f.cat == AllocCategory::Untainted && f.plainly_running;
-            untainted_plain &=
-                plain || !matches!(f.cat, AllocCategory::Untainted | AllocCategory::Filtered);
+            if f.cat == AllocCategory::Untainted && f.plainly_running {
+                // The common alloc.
+                self.classify(p, f.cat, f.rule, Decision::Keep);
+                c.untainted.push(p);
+                continue;
+            }
+            untainted_plain &= !matches!(f.cat, AllocCategory::Untainted | AllocCategory::Filtered);
             let default = match f.cat {
                 AllocCategory::Ignore => Decision::Ignore,
-                AllocCategory::Untainted if plain => Decision::Keep,
                 AllocCategory::Untainted | AllocCategory::Migrate => Decision::Skip,
                 _ => Decision::Keep,
             };
-            let slot = t.slot(p);
-            match own {
-                // The record already holds the table's alloc (one row per
-                // ID): no need to read it.
-                None if distinct => {
-                    debug_assert!(self.explain.holds(slot, t.alloc(p)));
-                    self.explain.classify_held(slot, f.cat, f.rule, default);
-                }
-                _ => {
-                    let a = own.unwrap_or(t.alloc(p));
-                    self.explain.classify(slot, a, f.cat, f.rule, default);
-                }
-            }
+            self.classify(p, f.cat, f.rule, default);
             c.set_mut(f.cat).push(p);
         }
         du.ignore += c.ignore.len() as u64;
@@ -992,8 +1049,9 @@ impl Reconciler<'_, '_> {
             self.create_reschedule_later_evals(&mut sets, &all, &tg.name, &mut du);
         }
 
-        // The name index of the union of these sets (an alloc counts once).
-        let mut name_index = AllocNameIndex::from_indexes(&input.job_id, group, tg.count, []);
+        // The name index of the union of these sets (an alloc counts once),
+        // made when first asked.
+        let mut seed = Vec::with_capacity(sets.untainted.len());
         union_positions(
             &[
                 &sets.untainted,
@@ -1001,8 +1059,15 @@ impl Reconciler<'_, '_> {
                 &sets.reschedule_now,
                 &sets.lost,
             ],
-            |p| name_index.take(t.facts(p).name_index),
+            |p| seed.push(p),
         );
+        let mut name_index = LazyNameIndex {
+            job: &input.job_id,
+            group,
+            count: tg.count,
+            seed,
+            index: None,
+        };
 
         let is_canarying = dstate.desired_canaries != 0 && !dstate.promoted;
         self.compute_stop(
@@ -1043,7 +1108,7 @@ impl Reconciler<'_, '_> {
             }
             if !self.deployment_paused && !self.deployment_failed {
                 du.canary += (canary as usize - canaries.len()) as u64;
-                let names = name_index.next_canaries(
+                let names = name_index.get(t).next_canaries(
                     du.canary as usize,
                     &canaries.to_alloc_set(t),
                     &destructive.to_alloc_set(t),
@@ -1073,8 +1138,10 @@ impl Reconciler<'_, '_> {
         );
 
         let mut place = Vec::new();
+        let mut place_prev = Vec::new();
         if lost_later.is_empty() {
-            place = compute_placements(t, tg, &mut name_index, &sets, is_canarying);
+            place =
+                compute_placements(t, tg, &mut name_index, &sets, is_canarying, &mut place_prev);
             if !existing_deployment {
                 dstate.desired_total += place.len() as u32;
             }
@@ -1083,7 +1150,16 @@ impl Reconciler<'_, '_> {
         let ready = !self.deployment_paused && !self.deployment_failed && !is_canarying;
         let (under, placements) =
             self.place_allocs(ready, &mut du, place, &sets, under, &mut stops);
-        place_out.extend(placements);
+        // Placements held back are a selection: their positions are not
+        // kept (and looked up by ID below).
+        place_pos.resize(place_out.len(), None);
+        if ready {
+            debug_assert_eq!(place_prev.len(), placements.len());
+            place_pos.extend(place_prev);
+        } else {
+            place_pos.resize(place_out.len() + placements.len(), None);
+        }
+        append(&mut place_out, placements);
 
         if ready {
             let n = destructive.len().min(under.max(0) as usize);
@@ -1095,7 +1171,7 @@ impl Reconciler<'_, '_> {
                         place_name: a.name.clone(),
                         task_group: tg.name.clone(),
                         stop_alloc: Arc::clone(a),
-                        stop_status_description: status::ALLOC_UPDATING.to_string(),
+                        stop_status_description: status::ALLOC_UPDATING,
                     });
                     self.explain.decide(t.slot(p), Decision::DestructiveUpdate);
                 } else {
@@ -1115,7 +1191,7 @@ impl Reconciler<'_, '_> {
             stops.push(StopResult {
                 alloc: Arc::clone(a),
                 client_status: None,
-                status_description: status::ALLOC_MIGRATING.to_string(),
+                status_description: status::ALLOC_MIGRATING,
                 followup_eval_id: String::new(),
             });
             self.explain.decide(t.slot(p), Decision::Migrate);
@@ -1135,6 +1211,7 @@ impl Reconciler<'_, '_> {
                 downgrade_non_canary: is_canarying && !a.is_canary(),
                 min_job_version: a.job_version(),
             });
+            place_pos.push(Some(p));
         }
 
         self.create_deployment(
@@ -1172,15 +1249,21 @@ impl Reconciler<'_, '_> {
             requires_canaries,
         );
 
-        for p in &place_out {
-            if let Some(prev) = &p.previous_alloc
-                && let Some(slot) = t.slot_of(&prev.id)
-            {
+        debug_assert!(place_pos.len() >= place_out.len());
+        for (p, pos) in place_out.iter().zip(place_pos) {
+            let Some(prev) = &p.previous_alloc else {
+                continue;
+            };
+            let slot = match pos {
+                Some(pos) => Some(t.slot(pos)),
+                None => t.slot_of(&prev.id),
+            };
+            if let Some(slot) = slot {
                 self.explain.mark_replaced(slot);
             }
         }
-        self.result.stop.extend(stops);
-        self.result.place.extend(place_out);
+        append(&mut self.result.stop, stops);
+        append(&mut self.result.place, place_out);
         self.result.desired_tg_updates.insert(group.to_string(), du);
         complete
     }
@@ -1258,9 +1341,8 @@ impl Reconciler<'_, '_> {
         }
         let stop_set = all.with_ids(t, &stop_ids);
         for (p, a) in stop_set.iter(t) {
-            self.explain.classify(
-                t.slot(p),
-                a,
+            self.classify(
+                p,
                 AllocCategory::Filtered,
                 ClassifyRule::UnneededCanary,
                 Decision::Skip,
@@ -1290,8 +1372,7 @@ impl Reconciler<'_, '_> {
         let lost = canaries.filter_pos(|p| t.facts(p).cat == AllocCategory::Lost);
         for (p, a) in migrate.iter(t) {
             let f = t.facts(p);
-            self.explain
-                .classify(t.slot(p), a, f.cat, f.rule, Decision::Skip);
+            self.classify(p, f.cat, f.rule, Decision::Skip);
             self.stop(
                 stops,
                 p,
@@ -1303,8 +1384,7 @@ impl Reconciler<'_, '_> {
         }
         for (p, a) in lost.iter(t) {
             let f = t.facts(p);
-            self.explain
-                .classify(t.slot(p), a, f.cat, f.rule, Decision::Skip);
+            self.classify(p, f.cat, f.rule, Decision::Skip);
             self.stop(
                 stops,
                 p,
@@ -1582,8 +1662,10 @@ impl Reconciler<'_, '_> {
             .extend(evals);
 
         let mut updates = Vec::with_capacity(sets.disconnecting.len());
-        // The allocs replaced now are replaced as updated (unknown) allocs.
-        let mut updated_now = PosSet::new();
+        // The allocs replaced now stay in `reschedule_now` as read: what the
+        // update changes (client status, states, description, follow-up
+        // eval) is read there by nothing but the placement's
+        // `previous_alloc` (see `PlaceResult::previous_updated`).
         let mut in_now = 0;
         for (p, a) in sets.disconnecting.iter(t) {
             let update = DisconnectUpdate {
@@ -1592,15 +1674,9 @@ impl Reconciler<'_, '_> {
                 at: input.now,
             };
             let replaced = split.now.contains_hinted(p, &mut in_now);
-            if replaced {
-                updated_now.push_with(p, Some(Arc::new(update.to_alloc())));
-            }
             updates.push(update);
             self.explain
                 .decide(t.slot(p), Decision::Disconnect { replaced });
-        }
-        if !updated_now.is_empty() {
-            sets.reschedule_now.update(&updated_now);
         }
         du.disconnect = updates.len() as u64;
         self.result.disconnect_updates.union_with(updates);
@@ -1745,7 +1821,7 @@ impl Reconciler<'_, '_> {
     fn compute_stop(
         &mut self,
         tg: &TaskGroup,
-        name_index: &mut AllocNameIndex,
+        name_index: &mut LazyNameIndex<'_>,
         sets: &mut GroupSets,
         canaries: &PosSet,
         is_canarying: bool,
@@ -1759,7 +1835,7 @@ impl Reconciler<'_, '_> {
             stops.push(StopResult {
                 alloc: Arc::clone(a),
                 client_status: Some(ClientStatus::Lost),
-                status_description: status::ALLOC_LOST.to_string(),
+                status_description: status::ALLOC_LOST,
                 followup_eval_id: followup,
             });
             let slot = t.slot(p);
@@ -1817,7 +1893,7 @@ impl Reconciler<'_, '_> {
     fn compute_stop_over_count(
         &mut self,
         tg: &TaskGroup,
-        name_index: &mut AllocNameIndex,
+        name_index: &mut LazyNameIndex<'_>,
         sets: &mut GroupSets,
         canaries: &PosSet,
         is_canarying: bool,
@@ -1894,7 +1970,7 @@ impl Reconciler<'_, '_> {
                 }
                 stop_one(self, stop, stops, p, a, &mut remove);
                 stopped.push(p);
-                name_index.unset_index(a.name_index());
+                name_index.get(t).unset_index(a.name_index());
                 if remove == 0 {
                     break;
                 }
@@ -1918,7 +1994,7 @@ impl Reconciler<'_, '_> {
             }
         }
 
-        let names = name_index.highest(remove as usize);
+        let names = name_index.get(t).highest(remove as usize);
         let mut stopped = PosSet::new();
         for (p, a) in working.iter(t) {
             if names.contains(&a.name) {
@@ -2017,14 +2093,22 @@ impl Reconciler<'_, '_> {
     ) -> (i64, Vec<PlaceResult>) {
         let t = self.table;
         let disconnect_updates = &self.result.disconnect_updates;
-        // Asked in ID order: hinted lookups mostly find the next update.
+        // When every disconnect update is this group's, they are the
+        // updates of `sets.disconnecting` (one per alloc, and a group holds
+        // one alloc per ID): positions tell which allocs have one. Else
+        // look the IDs up. Asked in ID order: hinted lookups mostly find
+        // the next entry.
+        let by_pos = disconnect_updates.len() == sets.disconnecting.len();
         let mut in_disconnect = 0;
         let failed = sets.reschedule_now.filter(t, |p, a| {
-            disconnect_updates
-                .find_hinted(&a.id, &mut in_disconnect)
-                .is_none()
-                && !sets.migrate.contains(p)
-                && a.client_status != ClientStatus::Unknown
+            let disconnected = if by_pos {
+                sets.disconnecting.contains_hinted(p, &mut in_disconnect)
+            } else {
+                disconnect_updates
+                    .find_hinted(&a.id, &mut in_disconnect)
+                    .is_some()
+            };
+            !disconnected && !sets.migrate.contains(p) && a.client_status != ClientStatus::Unknown
         });
         if ready {
             du.place += place.len() as u64;
@@ -2150,6 +2234,15 @@ impl Reconciler<'_, '_> {
     }
 }
 
+/// Appends `more` to `v` (taking `more` whole when `v` is empty).
+fn append<T>(v: &mut Vec<T>, more: Vec<T>) {
+    if v.is_empty() {
+        *v = more;
+    } else {
+        v.extend(more);
+    }
+}
+
 /// Whether a reconnecting alloc is no longer wanted, whatever its
 /// replacements: the server wants it stopped, it has a migrate or
 /// (forced) reschedule transition, or it runs an older job (older version
@@ -2166,16 +2259,21 @@ fn reconnect_not_wanted(alloc: &Allocation, job: &Job) -> bool {
 }
 
 /// `computePlacements`: reschedules, replacements of lost allocs up to the
-/// count, then fresh names up to the count.
+/// count, then fresh names up to the count; `prev` gets, per placement, the
+/// table position of the alloc it replaces.
 fn compute_placements(
     t: &Table<'_>,
     tg: &TaskGroup,
-    name_index: &mut AllocNameIndex,
+    name_index: &mut LazyNameIndex<'_>,
     sets: &GroupSets,
     is_canarying: bool,
+    prev: &mut Vec<Option<u32>>,
 ) -> Vec<PlaceResult> {
-    let mut place = Vec::new();
-    for (_, a) in sets.reschedule_now.iter(t) {
+    let replacing = sets.reschedule_now.len() + sets.lost.len();
+    let mut place = Vec::with_capacity(replacing);
+    prev.reserve(replacing);
+    for (p, a) in sets.reschedule_now.iter(t) {
+        prev.push(Some(p));
         place.push(PlaceResult {
             name: a.name.clone(),
             task_group: tg.name.clone(),
@@ -2193,11 +2291,12 @@ fn compute_placements(
         + sets.migrate.len()
         + sets.reschedule_now.len()
         + sets.reconnecting.len();
-    for (_, a) in sets.lost.iter(t) {
+    for (p, a) in sets.lost.iter(t) {
         if existing >= count {
             break;
         }
         existing += 1;
+        prev.push(Some(p));
         place.push(PlaceResult {
             name: a.name.clone(),
             task_group: tg.name.clone(),
@@ -2210,7 +2309,8 @@ fn compute_placements(
         });
     }
     if existing < count {
-        for name in name_index.next(count - existing) {
+        for name in name_index.get(t).next(count - existing) {
+            prev.push(None);
             place.push(PlaceResult {
                 name,
                 task_group: tg.name.clone(),

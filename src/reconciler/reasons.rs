@@ -448,34 +448,51 @@ struct Record {
     decision: Compact,
 }
 
-/// Collects [`AllocDecision`]s during a run: one record per alloc ID, in
-/// ID order, addressed by its slot (the record's index, which the caller
-/// keeps per alloc). Records are small during the run and share the allocs;
-/// [`Explain::into_vec`] makes the result's records.
+/// The reason records of a run (the result's
+/// [`decisions`](crate::reconciler::cluster::ReconcileResult::decisions)):
+/// one per alloc ID, in ID order, addressed during the run by its slot
+/// (the record's index, which the caller keeps per alloc). A record names
+/// its alloc by position in the run's input allocs
+/// ([`ClusterInput::allocs`](crate::reconciler::cluster::ClusterInput::allocs)),
+/// not by a shared pointer, so a run writes no reference count per alloc
+/// and the result drops without touching the allocs: read the records
+/// with [`Decisions::iter`] (or [`Decisions::to_vec`]) against that input.
 #[derive(Debug, Clone, Default)]
-pub struct Explain {
-    /// Per slot: the alloc as classified.
-    allocs: Vec<Arc<Allocation>>,
+pub struct Decisions {
+    /// Per slot: the input position of the alloc as classified; empty when
+    /// the slot is the input position.
+    pos: Vec<u32>,
     /// Per slot: its record.
     records: Vec<Record>,
     /// The decisions with data (eval IDs), referred to by [`Compact::Full`].
     full: Vec<Decision>,
 }
 
-impl Explain {
-    /// A hidden record for each alloc, which must come in ID order, one per
-    /// ID: the slots are their positions.
-    pub fn new(allocs: Vec<Arc<Allocation>>) -> Self {
+impl Decisions {
+    /// A hidden record for each of `slots` alloc IDs; `pos` holds each
+    /// slot's input position (empty: not known yet, see
+    /// [`Decisions::set_positions`]).
+    pub(crate) fn new(slots: usize, pos: Vec<u32>) -> Self {
         let hidden = Record {
             set: AllocCategory::Filtered,
             rule: ClassifyRule::Default,
             live: false,
             decision: Compact::Skip,
         };
-        Explain {
-            records: vec![hidden; allocs.len()],
-            allocs,
+        debug_assert!(pos.is_empty() || pos.len() == slots);
+        Decisions {
+            pos,
+            records: vec![hidden; slots],
             full: Vec::new(),
+        }
+    }
+
+    /// Sets each slot's input position when [`Decisions::new`] had none
+    /// (empty: the slot is the input position).
+    pub(crate) fn set_positions(&mut self, pos: Vec<u32>) {
+        if self.pos.is_empty() {
+            debug_assert!(pos.is_empty() || pos.len() == self.records.len());
+            self.pos = pos;
         }
     }
 
@@ -513,31 +530,21 @@ impl Explain {
         }
     }
 
-    /// Records (or re-records) the set and rule of the alloc of `slot`.
+    /// Records (or re-records) the set and rule of the alloc of `slot`,
+    /// which is the input alloc at `input_pos` (of allocs sharing an ID,
+    /// the one classified last is the record's).
     #[inline(always)]
-    pub fn classify(
+    pub(crate) fn classify(
         &mut self,
         slot: usize,
-        alloc: &Arc<Allocation>,
+        input_pos: u32,
         set: AllocCategory,
         rule: ClassifyRule,
         default: Decision,
     ) {
-        if !Arc::ptr_eq(&self.allocs[slot], alloc) {
-            self.allocs[slot] = Arc::clone(alloc);
+        if let Some(p) = self.pos.get_mut(slot) {
+            *p = input_pos;
         }
-        self.classify_held(slot, set, rule, default);
-    }
-
-    /// [`Explain::classify`] for the alloc the record already holds.
-    #[inline(always)]
-    pub fn classify_held(
-        &mut self,
-        slot: usize,
-        set: AllocCategory,
-        rule: ClassifyRule,
-        default: Decision,
-    ) {
         let decision = self.keep(default);
         self.records[slot] = Record {
             set,
@@ -547,15 +554,10 @@ impl Explain {
         };
     }
 
-    /// Whether the record of `slot` holds `alloc` (the same shared alloc).
-    pub fn holds(&self, slot: usize, alloc: &Arc<Allocation>) -> bool {
-        Arc::ptr_eq(&self.allocs[slot], alloc)
-    }
-
     /// Records a decision. A stop is final: later non-stop decisions do not
     /// replace it.
     #[inline(always)]
-    pub fn decide(&mut self, slot: usize, decision: Decision) {
+    pub(crate) fn decide(&mut self, slot: usize, decision: Decision) {
         let r = self.records[slot];
         if r.live && (decision.is_stop() || !r.decision.is_stop()) {
             self.records[slot].decision = self.keep(decision);
@@ -564,7 +566,7 @@ impl Explain {
 
     /// Marks a stopped alloc as replaced by a placement of this run.
     #[inline]
-    pub fn mark_replaced(&mut self, slot: usize) {
+    pub(crate) fn mark_replaced(&mut self, slot: usize) {
         let r = &mut self.records[slot];
         if r.live {
             match &mut r.decision {
@@ -577,41 +579,90 @@ impl Explain {
     }
 
     /// The current decision of the alloc of `slot`.
-    pub fn decision(&self, slot: usize) -> Option<Decision> {
+    pub(crate) fn decision(&self, slot: usize) -> Option<Decision> {
         let r = self.records[slot];
         r.live.then(|| self.expand(r.decision))
     }
 
-    /// All records in alloc ID order.
-    pub fn into_vec(self) -> Vec<AllocDecision> {
-        let Explain {
-            allocs,
-            records,
-            mut full,
-        } = self;
-        let live = records.iter().filter(|r| r.live).count();
-        let mut take = |r: &Record| match r.decision {
-            // Each entry of `full` belongs to one record.
-            Compact::Full(i) => std::mem::replace(&mut full[i as usize], Decision::Skip),
-            k => expand_plain(k),
-        };
-        if live == records.len() {
-            // Every record is kept: one exact-size pass.
-            return allocs
-                .into_iter()
-                .zip(&records)
-                .map(|(alloc, r)| AllocDecision::new(alloc, r.set, r.rule, take(r)))
-                .collect();
-        }
-        let mut out = Vec::with_capacity(live);
-        for (alloc, r) in allocs.into_iter().zip(&records) {
-            if !r.live {
-                continue;
-            }
-            let decision = take(r);
-            out.push(AllocDecision::new(alloc, r.set, r.rule, decision));
-        }
-        out
+    /// The number of records.
+    pub fn len(&self) -> usize {
+        self.records.iter().filter(|r| r.live).count()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        !self.records.iter().any(|r| r.live)
+    }
+
+    /// The records in alloc ID order, each with its alloc resolved in
+    /// `allocs`, which must be the run's input allocs
+    /// ([`ClusterInput::allocs`](crate::reconciler::cluster::ClusterInput::allocs)).
+    ///
+    /// # Panics
+    /// When `allocs` is shorter than that input.
+    pub fn iter<'a>(
+        &'a self,
+        allocs: &'a [Arc<Allocation>],
+    ) -> impl Iterator<Item = DecisionRef<'a>> + 'a {
+        self.records
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.live)
+            .map(move |(slot, r)| {
+                let at = self.pos.get(slot).map_or(slot, |p| *p as usize);
+                DecisionRef {
+                    alloc: &allocs[at],
+                    set: r.set,
+                    rule: r.rule,
+                    decision: self.expand(r.decision),
+                }
+            })
+    }
+
+    /// The records as owned [`AllocDecision`]s (see [`Decisions::iter`]).
+    pub fn to_vec(&self, allocs: &[Arc<Allocation>]) -> Vec<AllocDecision> {
+        self.iter(allocs).map(DecisionRef::into_owned).collect()
+    }
+}
+
+/// One reason record of a run, its alloc resolved in the run's input (see
+/// [`Decisions::iter`]).
+#[derive(Debug, Clone)]
+pub struct DecisionRef<'a> {
+    /// The alloc as the reconciler saw it when it classified it.
+    pub alloc: &'a Arc<Allocation>,
+    /// The set it fell in.
+    pub set: AllocCategory,
+    /// The rule that put it there.
+    pub rule: ClassifyRule,
+    /// What was decided.
+    pub decision: Decision,
+}
+
+impl DecisionRef<'_> {
+    /// Alloc ID.
+    pub fn alloc_id(&self) -> &str {
+        &self.alloc.id
+    }
+    /// Alloc name.
+    pub fn name(&self) -> &str {
+        &self.alloc.name
+    }
+    /// Node ID.
+    pub fn node_id(&self) -> &str {
+        &self.alloc.node_id
+    }
+    /// Client status as the reconciler saw it.
+    pub fn client_status(&self) -> &ClientStatus {
+        &self.alloc.client_status
+    }
+    /// Task group.
+    pub fn task_group(&self) -> &str {
+        &self.alloc.task_group
+    }
+    /// The record as an owned [`AllocDecision`] (sharing the alloc).
+    pub fn into_owned(self) -> AllocDecision {
+        AllocDecision::new(Arc::clone(self.alloc), self.set, self.rule, self.decision)
     }
 }
 

@@ -57,8 +57,13 @@ impl Server {
                         .nodes
                         .get(node)
                         .map_or("", |record| record.node.status.as_str());
-                    // One buffer for the whole detail (as `fmt_ticks` writes the TTL).
-                    let detail = format!("status={status} ttl={}.{:03}s", ttl / 1000, ttl % 1000);
+                    // One buffer for the whole detail, written part by part
+                    // (every heartbeat writes one).
+                    let mut detail = String::with_capacity(32);
+                    detail.push_str("status=");
+                    detail.push_str(status);
+                    detail.push_str(" ttl=");
+                    push_ticks(&mut detail, ttl);
                     (Reply::Heartbeat { ttl }, detail)
                 }),
             Rpc::UpdateAlloc { updates } => self
@@ -356,7 +361,8 @@ impl Server {
         // One eval per job per batch: job -> (trigger, job snapshot).
         let mut job_evals: BTreeMap<String, String> = BTreeMap::new();
         let mut unblock = false;
-        let mut written = Vec::new();
+        // The detail: "<short id>=<status>" per written alloc, comma-separated.
+        let mut written = String::new();
         let mut deployments = std::collections::BTreeSet::new();
         for update in updates {
             let Some(stored) = self.state.allocs.get(&update.id).cloned() else {
@@ -428,7 +434,12 @@ impl Server {
                     format!("client {} -> {}", stored.client_status, reported),
                 )));
             }
-            written.push(format!("{}={}", short(&stored.id), reported));
+            if !written.is_empty() {
+                written.push(',');
+            }
+            written.push_str(short(&stored.id));
+            written.push('=');
+            written.push_str(reported.as_str());
             self.put_alloc(updated);
         }
         if self.rules.index_gating
@@ -452,7 +463,7 @@ impl Server {
             self.unblock_all("an alloc finished", out);
         }
         self.watch_deployments(now, &deployments, out);
-        Ok(written.join(","))
+        Ok(written)
     }
 
     /// Starts or cancels a drain: the node becomes ineligible and its
@@ -550,5 +561,41 @@ impl Server {
 }
 
 fn fmt_ticks(ticks: Tick) -> String {
-    format!("{}.{:03}s", ticks / 1000, ticks % 1000)
+    let mut text = String::with_capacity(12);
+    push_ticks(&mut text, ticks);
+    text
+}
+
+/// Appends `ticks` as seconds with three decimals and an `s`
+/// (`"{}.{:03}s"` of the seconds and milliseconds).
+fn push_ticks(out: &mut String, ticks: Tick) {
+    super::rpc::push_seconds(out, ticks);
+    out.push('s');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_ticks;
+
+    #[test]
+    fn ticks_are_written_as_the_seconds_format_writes_them() {
+        for ticks in [
+            0,
+            7,
+            42,
+            999,
+            1000,
+            1001,
+            10_050,
+            59_999,
+            123_456_789,
+            u64::MAX,
+        ] {
+            assert_eq!(
+                fmt_ticks(ticks),
+                format!("{}.{:03}s", ticks / 1000, ticks % 1000),
+                "{ticks}"
+            );
+        }
+    }
 }

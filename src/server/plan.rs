@@ -13,6 +13,7 @@ use crate::model::{
 };
 use crate::sim::queue::Tick;
 use crate::sim::trace::{TraceEvent, short};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -87,16 +88,24 @@ impl Plan {
             .push(alloc);
     }
 
-    /// One line per node for the trace.
-    pub fn describe(&self, server: &Server) -> Vec<String> {
-        use std::fmt::Write as _;
-        let mut lines = Vec::new();
-        let nodes: BTreeSet<&String> = self
+    /// The nodes the plan names, in order, each once.
+    fn nodes(&self) -> Vec<&String> {
+        let mut nodes: Vec<&String> = self
             .node_update
             .keys()
             .chain(self.node_allocation.keys())
             .chain(self.node_preemptions.keys())
             .collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        nodes
+    }
+
+    /// One line per node for the trace.
+    pub fn describe(&self, server: &Server) -> Vec<String> {
+        use std::fmt::Write as _;
+        let nodes = self.nodes();
+        let mut lines = Vec::with_capacity(nodes.len());
         // Each line is written into one buffer, part by part.
         for node in nodes {
             let mut line = String::with_capacity(64);
@@ -161,13 +170,15 @@ pub struct ApplyResult {
 }
 
 impl Server {
-    /// `evaluateNodePlan`: whether a node's part of the plan may commit.
-    fn node_plan_ok(&self, node: &str, plan: &Plan) -> Result<(), String> {
+    /// `evaluateNodePlan`: whether a node's part of the plan may commit
+    /// (the reasons are fixed texts: a refused plan is retried, and its
+    /// rejections are many).
+    fn node_plan_ok(&self, node: &str, plan: &Plan) -> Result<(), Cow<'static, str>> {
         let Some(entries) = plan.node_allocation.get(node).filter(|e| !e.is_empty()) else {
             return Ok(());
         };
         let Some(record) = self.state.nodes.get(node) else {
-            return Err("node does not exist".to_string());
+            return Err(Cow::Borrowed("node does not exist"));
         };
         match record.node.status {
             NodeStatus::Disconnected => {
@@ -177,7 +188,9 @@ impl Server {
                 {
                     Ok(())
                 } else {
-                    Err("node is disconnected and contains invalid updates".to_string())
+                    Err(Cow::Borrowed(
+                        "node is disconnected and contains invalid updates",
+                    ))
                 }
             }
             NodeStatus::Down => {
@@ -191,7 +204,7 @@ impl Server {
                 {
                     Ok(())
                 } else {
-                    Err("node is down and contains invalid updates".to_string())
+                    Err(Cow::Borrowed("node is down and contains invalid updates"))
                 }
             }
             NodeStatus::Ready => {
@@ -205,7 +218,7 @@ impl Server {
                     return Ok(());
                 }
                 if !record.node.ready() {
-                    return Err("node is not eligible".to_string());
+                    return Err(Cow::Borrowed("node is not eligible"));
                 }
                 // Resource fit: live allocs, minus the plan's stops and
                 // evictions, plus the plan's writes. The live allocs' sum is
@@ -255,15 +268,18 @@ impl Server {
                     mem += m;
                 }
                 if cpu > record.cpu || mem > record.memory_mb {
-                    Err("resources exhausted".to_string())
+                    Err(Cow::Borrowed("resources exhausted"))
                 } else {
                     Ok(())
                 }
             }
-            _ => Err(format!(
+            NodeStatus::Initializing => Err(Cow::Borrowed(
+                "node is not ready for placements (status initializing)",
+            )),
+            _ => Err(Cow::Owned(format!(
                 "node is not ready for placements (status {})",
                 record.node.status
-            )),
+            ))),
         }
     }
 
@@ -281,22 +297,20 @@ impl Server {
             .map_or((0, 0), super::scheduler::group_need)
     }
 
-    /// Applies a plan: checks each node, writes what commits.
+    /// Applies a plan: checks each node, writes what commits. The allocs
+    /// written are taken out of the plan (moved into the state where the
+    /// plan holds the only reference), so an accepted node's list in
+    /// `plan.node_allocation` is left empty: a plan that wrote nothing is
+    /// left whole.
     pub fn apply_plan(
         &mut self,
         now: Tick,
         eval_id: &str,
-        plan: &Plan,
+        plan: &mut Plan,
         out: &mut Vec<ServerEffect>,
     ) -> ApplyResult {
         let mut result = ApplyResult::default();
-        let nodes: BTreeSet<String> = plan
-            .node_update
-            .keys()
-            .chain(plan.node_allocation.keys())
-            .chain(plan.node_preemptions.keys())
-            .cloned()
-            .collect();
+        let nodes: Vec<String> = plan.nodes().into_iter().cloned().collect();
         let mut accepted = Vec::new();
         for node in &nodes {
             match self.node_plan_ok(node, plan) {
@@ -304,7 +318,10 @@ impl Server {
                 Err(reason) => {
                     out.push(ServerEffect::Trace(TraceEvent::PlanRejected {
                         node: node.as_str().into(),
-                        reason: reason.into(),
+                        reason: match reason {
+                            Cow::Borrowed(reason) => reason.into(),
+                            Cow::Owned(reason) => reason.into(),
+                        },
                     }));
                     result.rejected_nodes.push(node.clone());
                 }
@@ -336,19 +353,20 @@ impl Server {
         let mut preempting_jobs: Vec<String> = Vec::new();
         for node in &accepted {
             let mut touched = false;
-            // Stops are denormalized from the state before the plan.
-            let before: BTreeMap<String, Arc<Allocation>> = plan
+            // Stops are denormalized from the state before the plan (one
+            // entry per stop, in the plan's order).
+            let before: Vec<Option<Arc<Allocation>>> = plan
                 .node_update
                 .get(node)
                 .into_iter()
                 .flatten()
-                .filter_map(|s| {
-                    self.state
-                        .allocs
-                        .get(&s.alloc_id)
-                        .map(|a| (s.alloc_id.clone(), Arc::clone(a)))
-                })
+                .map(|s| self.state.allocs.get(&s.alloc_id).cloned())
                 .collect();
+            let mut planned_allocs = plan
+                .node_allocation
+                .get_mut(node)
+                .map(std::mem::take)
+                .unwrap_or_default();
             // Updates first, then stops, then evictions, as Nomad's state
             // store does since 2.0.0: a stop wins over an update of the same
             // alloc. (Up to 1.11 the update was written last; the reconcilers
@@ -357,8 +375,8 @@ impl Server {
             for phase in phases {
                 match phase {
                     0 => {
-                        for planned in plan.node_allocation.get(node).into_iter().flatten() {
-                            let mut alloc = (**planned).clone();
+                        for planned in std::mem::take(&mut planned_allocs) {
+                            let mut alloc = Arc::unwrap_or_clone(planned);
                             alloc.modify_index = index;
                             alloc.alloc_modify_index = index;
                             alloc.modify_time = now_time;
@@ -455,8 +473,9 @@ impl Server {
                         }
                     }
                     1 => {
-                        for stop in plan.node_update.get(node).into_iter().flatten() {
-                            let Some(existing) = before.get(&stop.alloc_id).cloned() else {
+                        let stops = plan.node_update.get(node).into_iter().flatten();
+                        for (stop, existing) in stops.zip(&before) {
+                            let Some(existing) = existing.clone() else {
                                 continue;
                             };
                             let mut alloc = (*existing).clone();

@@ -86,22 +86,26 @@ impl Rpc {
     /// A short description of the arguments for the trace.
     pub fn detail(&self) -> String {
         match self {
-            Rpc::UpdateAlloc { updates } => updates
-                .iter()
-                .map(|update| {
+            Rpc::UpdateAlloc { updates } => {
+                // "<short id>=<status><health>" per update, comma-separated,
+                // written into one buffer.
+                let mut detail = String::with_capacity(updates.len() * 20);
+                for update in updates {
                     let health = match update.deployment_status.as_ref().and_then(|d| d.healthy) {
                         Some(true) => "(healthy)",
                         Some(false) => "(unhealthy)",
                         None => "",
                     };
-                    format!(
-                        "{}={}{health}",
-                        crate::sim::trace::short(&update.id),
-                        update.client_status
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(","),
+                    if !detail.is_empty() {
+                        detail.push(',');
+                    }
+                    detail.push_str(crate::sim::trace::short(&update.id));
+                    detail.push('=');
+                    detail.push_str(update.client_status.as_str());
+                    detail.push_str(health);
+                }
+                detail
+            }
             Rpc::GetAlloc { alloc_id } => format!("id={alloc_id:?}"),
             Rpc::UpdateStatus => "status=ready".to_string(),
             _ => String::new(),
@@ -143,7 +147,12 @@ impl Reply {
     /// A short description for the trace.
     pub fn detail(&self) -> String {
         match self {
-            Reply::Heartbeat { ttl } => format!("ttl={}.{:03}", ttl / 1000, ttl % 1000),
+            Reply::Heartbeat { ttl } => {
+                let mut detail = String::with_capacity(16);
+                detail.push_str("ttl=");
+                push_seconds(&mut detail, *ttl);
+                detail
+            }
             Reply::Ack => "ok".to_string(),
             Reply::Allocs { allocs } => format!("{} allocs", allocs.len()),
             Reply::Alloc { alloc } => match alloc {
@@ -157,5 +166,30 @@ impl Reply {
             },
             Reply::Error { message, .. } => format!("error: {message}"),
         }
+    }
+}
+
+/// Appends `ticks` as seconds with three decimals (`"{}.{:03}"` of the
+/// seconds and milliseconds), digit by digit: heartbeats write one in
+/// their trace details.
+pub(super) fn push_seconds(out: &mut String, ticks: u64) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    let mut secs = ticks / 1000;
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (secs % 10) as u8;
+        secs /= 10;
+        if secs == 0 {
+            break;
+        }
+    }
+    for &digit in &digits[start..] {
+        out.push(char::from(digit));
+    }
+    out.push('.');
+    let millis = ticks % 1000;
+    for digit in [millis / 100, millis / 10 % 10, millis % 10] {
+        out.push(char::from(b'0' + digit as u8));
     }
 }

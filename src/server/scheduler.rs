@@ -282,7 +282,7 @@ impl Server {
         } else if system {
             self.schedule_system(now, &eval, job.as_deref(), out)
         } else {
-            self.schedule_generic(now, &eval, job.as_deref(), out)
+            self.schedule_generic(now, &eval, job.as_ref(), out)
         };
         let index = self.bump_index();
         let still_blocked = status == EvalStatus::Blocked;
@@ -396,7 +396,7 @@ impl Server {
         &mut self,
         now: Tick,
         eval: &Evaluation,
-        job: Option<&Job>,
+        job: Option<&Arc<Job>>,
         out: &mut Vec<ServerEffect>,
     ) -> (EvalStatus, Processed) {
         let batch = job.is_some_and(|j| j.job_type == JobType::Batch);
@@ -410,7 +410,7 @@ impl Server {
         let mut repeated = 0;
         let mut last_applied: Option<super::plan::ApplyResult> = None;
         for attempt in 1..=max_attempts {
-            let (result, reused) = match last.take() {
+            let (mut result, reused) = match last.take() {
                 Some(previous) if reuse => {
                     repeated += 1;
                     (previous, true)
@@ -439,7 +439,7 @@ impl Server {
                     self.bump_index();
                     previous
                 }
-                _ => self.apply_plan(now, &eval.id, &result.plan, out),
+                _ => self.apply_plan(now, &eval.id, &mut result.plan, out),
             };
             let done = applied.rejected_nodes.is_empty();
             reuse = applied.written == 0
@@ -545,7 +545,7 @@ impl Server {
     }
 
     /// One attempt: reconcile and build the plan.
-    fn compute_generic(&mut self, now: Tick, eval: &Evaluation, job: Option<&Job>) -> Attempt {
+    fn compute_generic(&mut self, now: Tick, eval: &Evaluation, job: Option<&Arc<Job>>) -> Attempt {
         let now_time = tick_time(now);
         let allocs = self.job_allocs(&eval.job_id);
         let tainted = self.cluster_tainted_nodes(&allocs);
@@ -638,7 +638,7 @@ impl Server {
         // reasons, and at cluster size most allocs are simply kept.
         let reasons = result
             .decisions
-            .iter()
+            .iter(&input.allocs)
             .filter(|d| {
                 !matches!(
                     d.decision,
@@ -647,15 +647,30 @@ impl Server {
                         | crate::reconciler::reasons::Decision::Ignore
                 )
             })
-            .map(|d| AllocReason {
-                alloc: d.alloc_id().to_string(),
-                name: d.name().to_string(),
-                set: format!("{} -> {}", d.set.as_str(), d.decision.describe()),
-                reason: d.rule.describe().to_string(),
+            .map(|d| {
+                // "<set> -> <decision>", written in one buffer (many evals
+                // list the same few decisions).
+                let (set, decision) = (d.set.as_str(), d.decision.describe());
+                let mut text = String::with_capacity(set.len() + 4 + decision.len());
+                text.push_str(set);
+                text.push_str(" -> ");
+                text.push_str(&decision);
+                AllocReason {
+                    alloc: d.alloc_id().to_string(),
+                    name: d.name().to_string(),
+                    set: text,
+                    reason: d.rule.describe().to_string(),
+                }
             })
             .collect();
-        let (failed, deployment_id) =
-            self.build_generic_plan(now, eval, job, &result, deployment.as_ref(), &mut plan);
+        let (failed, deployment_id) = self.build_generic_plan(
+            now,
+            eval,
+            job.map(|j| &**j),
+            &result,
+            deployment.as_ref(),
+            &mut plan,
+        );
         let _ = deployment_id;
         let followups = result
             .desired_followup_evals
@@ -693,7 +708,7 @@ impl Server {
         for stop in &result.stop {
             plan.stop(
                 &stop.alloc,
-                &stop.status_description,
+                stop.status_description,
                 stop.client_status.clone(),
                 &stop.followup_eval_id,
             );
@@ -749,12 +764,7 @@ impl Server {
         // Destructive updates: stop the old alloc, place its successor.
         let mut placements: Vec<Placement> = Vec::new();
         for update in &result.destructive_update {
-            plan.stop(
-                &update.stop_alloc,
-                &update.stop_status_description,
-                None,
-                "",
-            );
+            plan.stop(&update.stop_alloc, update.stop_status_description, None, "");
             self.unuse(&update.stop_alloc, &mut usage);
             placements.push((
                 update.place_name.clone(),
@@ -1393,7 +1403,7 @@ impl Server {
             }
         }
         let mut plan_lines = plan.describe(self);
-        self.apply_plan(now, &eval.id, &plan, out);
+        self.apply_plan(now, &eval.id, &mut plan, out);
         let mut status = EvalStatus::Complete;
         if !failed.is_empty() {
             plan_lines.push(format!("failed to place: {}", failed.join(", ")));

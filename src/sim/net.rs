@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// A call's number, unique within a run (`hb#3` in the UI is call 3).
-pub type CallId = u64;
+/// Four bytes: the trace keeps one in most of its entries (a run makes
+/// far fewer than four billion calls).
+pub type CallId = u32;
 
 /// One client's link to the servers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

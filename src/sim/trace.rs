@@ -150,11 +150,12 @@ pub type NodeName = SharedText;
 
 /// What happened.
 ///
-/// The history keeps every entry, so the common variants are small: texts
-/// are [`Text`]s, node names shared [`NodeName`]s, RPC names and broker
-/// states one byte ([`RpcName`], [`BrokerState`]), and the variants with
-/// three texts or more sit behind a `Box` (they serialize as the same flat
-/// objects).
+/// The history keeps every entry, so the common variants are small (32
+/// bytes, an entry 48): texts are [`Text`]s, node names shared
+/// [`NodeName`]s, RPC names and broker states one byte ([`RpcName`],
+/// [`BrokerState`]), call numbers four, alloc changes three pointers
+/// ([`AllocChange`]), and the variants with more texts sit behind a `Box`
+/// (they serialize as the same flat objects).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TraceEvent {
@@ -246,8 +247,9 @@ pub enum TraceEvent {
         job: SharedText,
         /// Version after the change.
         version: u64,
-        /// What happened.
-        detail: Text,
+        /// What happened (one pointer wide, like `job`: the entry stays
+        /// in 32 bytes).
+        detail: SharedText,
     },
     /// An eval was created.
     EvalCreated(Box<EvalCreated>),
@@ -270,7 +272,7 @@ pub enum TraceEvent {
         reason: SharedText,
     },
     /// An allocation changed on the server.
-    AllocChanged(Box<AllocChange>),
+    AllocChanged(AllocChange),
     /// Something happened on a client (alloc runner, watcher, loops).
     Client {
         /// Node.
@@ -299,8 +301,8 @@ pub enum TraceEvent {
     },
     /// The leader handled an operator's call (a script's deployment action).
     Operator {
-        /// RPC name, e.g. `Deployment.Promote`.
-        rpc: Text,
+        /// RPC name, e.g. `Deployment.Promote` (one pointer wide).
+        rpc: SharedText,
         /// Whether the server accepted it.
         accepted: bool,
         /// Outcome in words (Nomad's error text when refused).
@@ -313,10 +315,10 @@ pub enum TraceEvent {
 pub struct HeartbeatMissed {
     /// Node.
     pub node: NodeName,
-    /// The status the heartbeater asks for.
-    pub requested: Text,
-    /// Why (which allocs may wait).
-    pub reason: Text,
+    /// The status the heartbeater asks for (shared: one of a few).
+    pub requested: SharedText,
+    /// Why (which allocs may wait; shared: a node's misses repeat it).
+    pub reason: SharedText,
 }
 
 /// The state an eval moved to in the broker ([`TraceEvent::EvalState`]),
@@ -413,13 +415,14 @@ pub struct AllocChange {
     subject: Arc<AllocSubject>,
     /// Node.
     pub node: NodeName,
-    /// What changed.
-    pub detail: Text,
+    /// What changed (shared by the history: the same words recur for
+    /// many allocs).
+    pub detail: SharedText,
 }
 
 impl AllocChange {
     /// The change `detail` of alloc `alloc` named `name` on `node`.
-    pub fn new(alloc: &str, name: &str, node: NodeName, detail: Text) -> Self {
+    pub fn new(alloc: &str, name: &str, node: NodeName, detail: SharedText) -> Self {
         AllocChange {
             subject: Arc::new(AllocSubject::new(alloc, name)),
             node,
@@ -465,7 +468,7 @@ struct AllocChangeFields {
     alloc: String,
     name: String,
     node: NodeName,
-    detail: Text,
+    detail: SharedText,
 }
 
 impl PartialEq for AllocChange {
@@ -505,13 +508,13 @@ impl<'de> Deserialize<'de> for AllocChange {
 
 impl TraceEvent {
     /// A [`TraceEvent::AllocChanged`] about `alloc`.
-    pub fn alloc_changed(alloc: &crate::model::Allocation, detail: impl Into<Text>) -> Self {
-        TraceEvent::AllocChanged(Box::new(AllocChange::new(
+    pub fn alloc_changed(alloc: &crate::model::Allocation, detail: impl Into<SharedText>) -> Self {
+        TraceEvent::AllocChanged(AllocChange::new(
             &alloc.id,
             &alloc.name,
             alloc.node_id.as_str().into(),
             detail.into(),
-        )))
+        ))
     }
 }
 
@@ -545,10 +548,61 @@ pub struct EvalProcessed {
     pub desired_tg_updates: GroupUpdates,
     /// Per alloc: the set the reconciler put it in and why.
     pub reasons: AllocReasons,
-    /// The plan in words.
-    pub plan: Box<[Text]>,
+    /// The plan in words, one line per node.
+    pub plan: PlanLines,
     /// Status after processing.
     pub status: SharedText,
+}
+
+/// The plan of a processed eval in words ([`EvalProcessed::plan`]), one
+/// line per node. The lines are [`SharedText`]s: an eval that is retried
+/// (a plan refused on an initializing node, say) writes the same lines
+/// again, and the history keeps one copy of each ([`AllocSubjects`]). It
+/// reads as a slice of lines, and prints, compares and serializes as the
+/// list of texts it stands for.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct PlanLines(Box<[SharedText]>);
+
+impl std::ops::Deref for PlanLines {
+    type Target = [SharedText];
+
+    fn deref(&self) -> &[SharedText] {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for PlanLines {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.iter()).finish()
+    }
+}
+
+impl FromIterator<Text> for PlanLines {
+    fn from_iter<I: IntoIterator<Item = Text>>(lines: I) -> Self {
+        PlanLines(lines.into_iter().map(SharedText::from).collect())
+    }
+}
+
+impl FromIterator<String> for PlanLines {
+    fn from_iter<I: IntoIterator<Item = String>>(lines: I) -> Self {
+        PlanLines(lines.into_iter().map(SharedText::from).collect())
+    }
+}
+
+impl From<Vec<String>> for PlanLines {
+    fn from(lines: Vec<String>) -> Self {
+        lines.into_iter().collect()
+    }
+}
+
+impl<'a> IntoIterator for &'a PlanLines {
+    type Item = &'a SharedText;
+    type IntoIter = std::slice::Iter<'a, SharedText>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
 }
 
 /// The name of a client RPC in the trace, in one byte; it prints,
@@ -685,7 +739,14 @@ impl TraceEvent {
             | TraceEvent::Client { node, .. }
             | TraceEvent::Link { node, .. } => [Some(node), None, None, None],
             TraceEvent::NodeStatus(change) => [Some(&mut change.node), None, None, None],
-            TraceEvent::HeartbeatMissed(missed) => [Some(&mut missed.node), None, None, None],
+            TraceEvent::HeartbeatMissed(missed) => {
+                let HeartbeatMissed {
+                    node,
+                    requested,
+                    reason,
+                } = &mut **missed;
+                [Some(node), Some(requested), Some(reason), None]
+            }
             TraceEvent::Job { job, .. } => [Some(job), None, None, None],
             TraceEvent::AllocChanged(change) => [Some(&mut change.node), None, None, None],
             TraceEvent::Action { .. }
@@ -708,8 +769,8 @@ pub struct SharedTexts {
 
 /// The texts of [`SharedTexts`] (and the subjects of [`AllocSubjects`])
 /// in an open-addressing table (every event asks it once or more, so a
-/// lookup is a hash and, mostly, one compare). The hash is fixed (FNV-1a),
-/// so the table's layout depends on nothing but the items.
+/// lookup is a hash and, mostly, one compare). The hash is fixed
+/// ([`text_hash`]), so the table's layout depends on nothing but the items.
 #[derive(Debug, Clone)]
 struct TextTable<T> {
     /// A power of two of slots (or none), at most three quarters full.
@@ -727,17 +788,29 @@ impl<T> Default for TextTable<T> {
     }
 }
 
-/// FNV-1a of `bytes`, continuing from `hash`.
-fn fnv(mut hash: u64, bytes: &[u8]) -> u64 {
-    for byte in bytes {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+/// A fixed hash of `bytes` and `seed`, eight bytes at a time (the tables
+/// hash every text an event holds: a plan line is ~40 bytes), mixed at the
+/// end so that its low bits, which pick a slot, depend on every byte.
+fn text_hash(bytes: &[u8], seed: u64) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let step = |hash: u64, word: u64| (hash.rotate_left(23) ^ word).wrapping_mul(K);
+    let mut words = bytes.chunks_exact(8);
+    let mut hash = step(seed, bytes.len() as u64);
+    for word in &mut words {
+        let mut buf = [0u8; 8];
+        buf.copy_from_slice(word);
+        hash = step(hash, u64::from_le_bytes(buf));
     }
-    hash
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        let mut buf = [0u8; 8];
+        buf[..rest.len()].copy_from_slice(rest);
+        hash = step(hash, u64::from_le_bytes(buf));
+    }
+    hash ^= hash >> 32;
+    hash = hash.wrapping_mul(K);
+    hash ^ (hash >> 29)
 }
-
-/// The FNV-1a offset basis.
-const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
 
 /// What a [`TextTable`] stores: a shared pointer with a key that says
 /// which stored item stands for it.
@@ -752,7 +825,7 @@ trait TableItem: Clone {
 
 impl TableItem for SharedText {
     fn key_hash(&self) -> usize {
-        fnv(FNV_START, self.as_bytes()) as usize
+        text_hash(self.as_bytes(), 0) as usize
     }
 
     fn same_key(&self, other: &Self) -> bool {
@@ -993,43 +1066,30 @@ impl AllocReasonRef<'_> {
 }
 
 /// The reasons of one processed eval ([`AllocReason`]s), packed: each
-/// reason points to its alloc's ID and name ([`AllocSubjects`] makes the
-/// history keep one copy per alloc, however many evals list it), and its
-/// set and reason texts sit in one buffer (a text that repeats within the
-/// eval is stored once), all behind one pointer that is null when there
-/// are none. The history keeps one per processed eval, a reason per alloc
-/// the reconciler did not simply keep. It serializes, prints and compares
-/// as the `Vec<AllocReason>` it stands for; [`AllocReasons::iter`] yields
-/// borrowed [`AllocReasonRef`]s.
+/// reason is two shared pointers, one to its alloc's ID and name and one
+/// to its set and reason texts ([`AllocSubjects`] makes the history keep
+/// one copy of each alloc, however many evals list it, and of each (set,
+/// reason) pair: a run uses a few dozen). The history keeps one per
+/// processed eval, a reason per alloc the reconciler did not simply keep.
+/// It serializes, prints and compares as the `Vec<AllocReason>` it stands
+/// for; [`AllocReasons::iter`] yields borrowed [`AllocReasonRef`]s.
 #[derive(Clone, Default)]
 pub struct AllocReasons {
-    packed: Option<Box<PackedReasons>>,
-}
-
-/// The subjects, texts and spans of [`AllocReasons`].
-#[derive(Clone)]
-struct PackedReasons {
-    /// Every distinct set and reason text, one after another.
-    text: Box<str>,
-    /// (start, end) in `text` of each distinct text.
-    spans: Box<[(u32, u32)]>,
-    /// The reasons in order.
+    /// The reasons in order (no allocation when there are none).
     items: Box<[PackedReason]>,
 }
 
-/// One reason of [`PackedReasons`].
+/// One reason of [`AllocReasons`].
 #[derive(Clone)]
 struct PackedReason {
     /// The alloc's ID and name.
     subject: Arc<AllocSubject>,
-    /// The set's text: an index in `spans`.
-    set: u32,
-    /// The reason's text: an index in `spans`.
-    reason: u32,
+    /// The set's text and then the reason's, in the same two-part form.
+    why: Arc<AllocSubject>,
 }
 
 /// The alloc an entry or a reason is about: its ID and then its name, in
-/// one text.
+/// one text. A reason's set and reason texts take the same form.
 #[derive(Debug, PartialEq, Eq)]
 struct AllocSubject {
     /// The ID followed by the name.
@@ -1058,12 +1118,19 @@ impl AllocSubject {
     fn name(&self) -> &str {
         &self.text[self.split..]
     }
+
+    /// Whether it holds `first` then `second`.
+    fn is(&self, first: &str, second: &str) -> bool {
+        self.split == first.len()
+            && self.text.len() == first.len() + second.len()
+            && self.alloc() == first
+            && self.name() == second
+    }
 }
 
 impl TableItem for Arc<AllocSubject> {
     fn key_hash(&self) -> usize {
-        (fnv(FNV_START, self.text.as_bytes()) ^ self.split as u64)
-            .wrapping_mul(0x0000_0100_0000_01b3) as usize
+        text_hash(self.text.as_bytes(), self.split as u64) as usize
     }
 
     fn same_key(&self, other: &Self) -> bool {
@@ -1079,13 +1146,20 @@ impl TableItem for Arc<AllocSubject> {
 /// [`AllocSubjects::share`] points an alloc change and the reasons of a
 /// processed eval at the stored subjects, so the history keeps one ID and
 /// name per alloc instead of one per entry and reason (an alloc that stays
-/// disconnected is listed by every eval of its job). It changes nothing
+/// disconnected is listed by every eval of its job). It does the same for
+/// the texts about allocs that recur too often to copy and vary too much
+/// for the world's [`SharedTexts`] (whose table every checkpoint may copy):
+/// the words of alloc changes and the lines of plans. It changes nothing
 /// but where the texts live. The history ([`super::history::Session`])
 /// keeps one; the world does not (runs without a history, like explore's,
 /// do not pay for it).
 #[derive(Debug, Clone, Default)]
 pub struct AllocSubjects {
     table: TextTable<Arc<AllocSubject>>,
+    /// The (set, reason) pairs of reasons.
+    whys: TextTable<Arc<AllocSubject>>,
+    /// Alloc change words and plan lines.
+    texts: TextTable<SharedText>,
 }
 
 impl AllocSubjects {
@@ -1093,19 +1167,24 @@ impl AllocSubjects {
     /// the shared copies.
     pub fn share(&mut self, event: &mut TraceEvent) {
         match event {
-            TraceEvent::AllocChanged(change) => self.table.share(&mut change.subject),
+            TraceEvent::AllocChanged(change) => {
+                self.table.share(&mut change.subject);
+                self.texts.share(&mut change.detail);
+            }
             TraceEvent::EvalProcessed(processed) => {
-                if let Some(packed) = &mut processed.reasons.packed {
-                    for item in packed.items.iter_mut() {
-                        self.table.share(&mut item.subject);
-                    }
+                for item in processed.reasons.items.iter_mut() {
+                    self.table.share(&mut item.subject);
+                    self.whys.share(&mut item.why);
+                }
+                for line in processed.plan.0.iter_mut() {
+                    self.texts.share(line);
                 }
             }
             _ => {}
         }
     }
 
-    /// Number of distinct subjects stored.
+    /// Number of distinct subjects stored (not counting the texts).
     pub fn len(&self) -> usize {
         self.table.len
     }
@@ -1116,7 +1195,7 @@ impl AllocSubjects {
     }
 }
 
-/// Set and reason texts already in the buffer that a new one may reuse:
+/// (set, reason) pairs of an eval that a later reason of it may reuse:
 /// how many of the latest distinct ones are looked at.
 const REUSE_WINDOW: usize = 16;
 
@@ -1128,7 +1207,7 @@ impl AllocReasons {
 
     /// Number of reasons.
     pub fn len(&self) -> usize {
-        self.packed.as_ref().map_or(0, |packed| packed.items.len())
+        self.items.len()
     }
 
     /// Whether there are none.
@@ -1138,17 +1217,12 @@ impl AllocReasons {
 
     /// The reason at `index`, borrowed.
     pub fn get(&self, index: usize) -> Option<AllocReasonRef<'_>> {
-        let packed = self.packed.as_ref()?;
-        let item = packed.items.get(index)?;
-        let field = |span: u32| {
-            let (start, end) = packed.spans[span as usize];
-            &packed.text[start as usize..end as usize]
-        };
+        let item = self.items.get(index)?;
         Some(AllocReasonRef {
             alloc: item.subject.alloc(),
             name: item.subject.name(),
-            set: field(item.set),
-            reason: field(item.reason),
+            set: item.why.alloc(),
+            reason: item.why.name(),
         })
     }
 
@@ -1201,49 +1275,31 @@ impl<'a> IntoIterator for &'a AllocReasons {
 
 impl<'a> FromIterator<&'a AllocReason> for AllocReasons {
     fn from_iter<I: IntoIterator<Item = &'a AllocReason>>(reasons: I) -> Self {
-        let mut text = String::new();
-        let mut spans: Vec<(u32, u32)> = Vec::new();
-        let mut items = Vec::new();
-        // The index in `spans` of `part`: one of the latest distinct texts,
-        // else a new one.
-        let mut push = |text: &mut String, part: &str| -> u32 {
-            let reused = spans
-                .iter()
-                .enumerate()
-                .rev()
-                .take(REUSE_WINDOW)
-                .find(|(_, (start, end))| &text[*start as usize..*end as usize] == part);
-            if let Some((index, _)) = reused {
-                // Fewer spans than texts, and a step's texts stay far
-                // below 4 GiB.
-                return u32::try_from(index).unwrap_or(u32::MAX);
-            }
-            let start = text.len();
-            text.push_str(part);
-            spans.push((
-                u32::try_from(start).unwrap_or(u32::MAX),
-                u32::try_from(text.len()).unwrap_or(u32::MAX),
-            ));
-            u32::try_from(spans.len() - 1).unwrap_or(u32::MAX)
-        };
-        for reason in reasons {
-            let set = push(&mut text, &reason.set);
-            let why = push(&mut text, &reason.reason);
-            items.push(PackedReason {
-                subject: Arc::new(AllocSubject::new(&reason.alloc, &reason.name)),
-                set,
-                reason: why,
-            });
-        }
-        if items.is_empty() {
-            return AllocReasons::default();
-        }
+        // The distinct (set, reason) pairs made so far, latest last: the
+        // reasons of one eval mostly repeat a few.
+        let mut whys: Vec<Arc<AllocSubject>> = Vec::new();
+        let items: Vec<PackedReason> = reasons
+            .into_iter()
+            .map(|reason| {
+                let reused = whys
+                    .iter()
+                    .rev()
+                    .take(REUSE_WINDOW)
+                    .find(|why| why.is(&reason.set, &reason.reason))
+                    .cloned();
+                let why = reused.unwrap_or_else(|| {
+                    let why = Arc::new(AllocSubject::new(&reason.set, &reason.reason));
+                    whys.push(Arc::clone(&why));
+                    why
+                });
+                PackedReason {
+                    subject: Arc::new(AllocSubject::new(&reason.alloc, &reason.name)),
+                    why,
+                }
+            })
+            .collect();
         AllocReasons {
-            packed: Some(Box::new(PackedReasons {
-                text: text.into_boxed_str(),
-                spans: spans.into_boxed_slice(),
-                items: items.into_boxed_slice(),
-            })),
+            items: items.into_boxed_slice(),
         }
     }
 }
@@ -1589,7 +1645,8 @@ pub fn trace_text(entries: &[TraceEntry]) -> String {
 mod tests {
     use super::{
         AllocChange, AllocReason, AllocReasons, AllocSubjects, BrokerState, EvalCreated,
-        EvalProcessed, GroupUpdates, RpcName, SharedText, SharedTexts, TraceEntry, TraceEvent,
+        EvalProcessed, GroupUpdates, PlanLines, RpcName, SharedText, SharedTexts, TraceEntry,
+        TraceEvent,
     };
     use std::sync::Arc;
 
@@ -1631,15 +1688,65 @@ mod tests {
 
     /// An eval processed with `reasons`.
     fn processed(reasons: &[AllocReason]) -> TraceEvent {
+        planned(reasons, &[])
+    }
+
+    /// An eval processed with `reasons` and `plan`.
+    fn planned(reasons: &[AllocReason], plan: &[&str]) -> TraceEvent {
         TraceEvent::EvalProcessed(Box::new(EvalProcessed {
             eval: "e1".into(),
             job: "web".into(),
             trigger: "node-update".into(),
             desired_tg_updates: GroupUpdates::new(),
             reasons: reasons.to_vec().into(),
-            plan: Box::new([]),
+            plan: plan.iter().map(|line| line.to_string()).collect(),
             status: "complete".into(),
         }))
+    }
+
+    /// The plan lines of a processed eval.
+    fn plan_of(event: &TraceEvent) -> &PlanLines {
+        let TraceEvent::EvalProcessed(processed) = event else {
+            panic!("not a processed eval");
+        };
+        &processed.plan
+    }
+
+    /// Plan lines serialize, print and compare as the list of texts; the
+    /// history keeps one copy of a line that later evals repeat.
+    #[test]
+    fn plan_lines_read_as_the_list_and_repeats_are_shared() {
+        let lines = [
+            "node-a: stop web.web[0](a1)",
+            "node-b: place web.web[1](a2)",
+        ];
+        let mut first = planned(&[], &lines);
+        let mut again = planned(&[], &[lines[1], "node-c: update web.web[2](a3)"]);
+        let plan = plan_of(&first);
+        assert_eq!(plan.len(), 2);
+        assert!(plan.iter().map(|line| &**line).eq(lines));
+        assert_eq!(format!("{plan:?}"), format!("{lines:?}"));
+        let json = serde_json::to_string(plan).expect("serialize");
+        assert_eq!(json, serde_json::to_string(&lines).expect("serialize"));
+        let back: PlanLines = serde_json::from_str(&json).expect("deserialize");
+        assert_eq!(&back, plan);
+        assert_eq!(
+            serde_json::to_string(&PlanLines::default()).expect("serialize"),
+            "[]"
+        );
+        let text = first.columns().2;
+        assert!(text.ends_with(
+            " | plan: node-a: stop web.web[0](a1) | plan: node-b: place web.web[1](a2)"
+        ));
+        let mut subjects = AllocSubjects::default();
+        subjects.share(&mut first);
+        subjects.share(&mut again);
+        assert!(SharedText::ptr_eq(&plan_of(&first)[1], &plan_of(&again)[0]));
+        assert!(!SharedText::ptr_eq(
+            &plan_of(&first)[0],
+            &plan_of(&again)[1]
+        ));
+        assert_eq!(first.columns().2, text);
     }
 
     /// The reasons of one event, to compare subjects by address.
@@ -1649,15 +1756,10 @@ mod tests {
         };
         processed
             .reasons
-            .packed
-            .as_ref()
-            .map_or(Vec::new(), |packed| {
-                packed
-                    .items
-                    .iter()
-                    .map(|item| Arc::as_ptr(&item.subject))
-                    .collect()
-            })
+            .items
+            .iter()
+            .map(|item| Arc::as_ptr(&item.subject))
+            .collect()
     }
 
     /// Reasons of different evals that name the same alloc end up sharing
@@ -1701,6 +1803,26 @@ mod tests {
         subjects.share(&mut again);
         assert_eq!(subject_ptrs(&again), b);
         assert_eq!(subjects.len(), 3);
+        // One (set, reason) pair per distinct pair: within an eval, and
+        // across evals once the history shared them.
+        let whys = |event: &TraceEvent| -> Vec<*const super::AllocSubject> {
+            let TraceEvent::EvalProcessed(processed) = event else {
+                return Vec::new();
+            };
+            processed
+                .reasons
+                .items
+                .iter()
+                .map(|item| Arc::as_ptr(&item.why))
+                .collect()
+        };
+        let (w1, w2) = (whys(&one), whys(&again));
+        assert_eq!(w1[0], w1[1]);
+        assert_ne!(w2[0], w2[1]);
+        assert_eq!(whys(&two), w2);
+        let mut lost_again = processed(&first[..1]);
+        subjects.share(&mut lost_again);
+        assert_eq!(whys(&lost_again), vec![w1[0]]);
     }
 
     /// An alloc change serializes, prints and reads back as the flat
@@ -1708,12 +1830,12 @@ mod tests {
     /// that name the same alloc.
     #[test]
     fn alloc_changes_stay_flat_and_share_their_subject() {
-        let mut change = TraceEvent::AllocChanged(Box::new(AllocChange::new(
+        let mut change = TraceEvent::AllocChanged(AllocChange::new(
             "a1-uuid-0000",
             "web.web[0]",
             "node-a".into(),
             "client status unknown".into(),
-        )));
+        ));
         let json = serde_json::to_string(&change).expect("serialize");
         assert_eq!(
             json,
@@ -1733,19 +1855,32 @@ mod tests {
         let mut listed = processed(&[reason("a1-uuid-0000", "web.web[0]", "lost", "down")]);
         subjects.share(&mut listed);
         subjects.share(&mut change);
-        let TraceEvent::AllocChanged(shared) = &change else {
+        let mut other = TraceEvent::AllocChanged(AllocChange::new(
+            "a2-uuid-0000",
+            "web.web[1]",
+            "node-b".into(),
+            "client status unknown".into(),
+        ));
+        subjects.share(&mut other);
+        let (TraceEvent::AllocChanged(shared), TraceEvent::AllocChanged(second)) =
+            (&change, &other)
+        else {
             panic!("not an alloc change");
         };
         assert_eq!(subject_ptrs(&listed), vec![Arc::as_ptr(&shared.subject)]);
-        assert_eq!(subjects.len(), 1);
+        assert!(SharedText::ptr_eq(&shared.detail, &second.detail));
+        assert_eq!(subjects.len(), 2);
+        assert_eq!(serde_json::to_string(&change).expect("serialize"), json);
     }
 
     /// The history keeps every entry: the common entry stays small (on
     /// 64-bit targets; WebAssembly's are smaller still).
     #[test]
-    fn a_trace_entry_takes_at_most_64_bytes() {
+    fn a_trace_entry_takes_at_most_48_bytes() {
         let size = std::mem::size_of::<TraceEntry>();
-        assert!(size <= 64, "{size} bytes");
+        assert!(size <= 48, "{size} bytes");
+        let size = std::mem::size_of::<TraceEvent>();
+        assert!(size <= 32, "{size} bytes");
     }
 
     /// Broker states print, serialize and read back as their names; an
@@ -1809,6 +1944,26 @@ mod tests {
         assert!(SharedText::ptr_eq(a, b));
         assert!(!SharedText::ptr_eq(a, c));
         assert_eq!(&**b, "node-a");
+        let missed = || {
+            TraceEvent::HeartbeatMissed(Box::new(super::HeartbeatMissed {
+                node: "node-a".into(),
+                requested: "disconnected".into(),
+                reason: "allocs may wait 5m".into(),
+            }))
+        };
+        let (mut one, mut two) = (missed(), missed());
+        names.share(&mut one);
+        names.share(&mut two);
+        let ([_, Some(a), Some(b), _], [_, Some(c), Some(d), _]) =
+            (one.shared_texts_mut(), two.shared_texts_mut())
+        else {
+            panic!("heartbeat misses without texts");
+        };
+        assert!(SharedText::ptr_eq(a, c) && SharedText::ptr_eq(b, d));
+        assert_eq!(
+            serde_json::to_string(&one).expect("serialize"),
+            r#"{"kind":"heartbeat_missed","node":"node-a","requested":"disconnected","reason":"allocs may wait 5m"}"#
+        );
         let created = TraceEvent::EvalCreated(Box::new(EvalCreated {
             eval: "e1".into(),
             job: "web".into(),

@@ -49,6 +49,40 @@ async function main() {
       await shoot(page, 'lessons');
       await context.close();
     }
+    // A lesson's first step: pr-15068 under 1.4.2, the three nodes placed, their calls drawn.
+    {
+      const { page, context } = await openLesson(browser, 'pr-15068-heartbeat-order', '1.4.2', light);
+      await stepTo(page, 1);
+      await shoot(page, 'first-screen');
+      await context.close();
+    }
+    // A node dragged to the Offline zone: its link is cut, and once its heartbeat TTL runs out
+    // the servers mark it disconnected and its alloc unknown.
+    {
+      const { page, context } = await openLesson(browser, 'disconnect-reconnect-best-score', null, light);
+      await stepTo(page, 1);
+      const node = page.getByTestId('node-node-a');
+      await page.dragAndDrop('[data-testid="node-node-a"]', '[data-testid="offline-zone"]');
+      await page.locator('[data-testid="offline-zone"] [data-testid="node-node-a"]').waitFor();
+      for (let attempt = 0; attempt < 6 && (await node.getAttribute('data-status')) !== 'disconnected'; attempt++) {
+        await page.getByTestId('advance-30s').click();
+      }
+      await page.locator('[data-testid="node-node-a"][data-status="disconnected"]').waitFor();
+      await shoot(page, 'node-disconnected');
+      await context.close();
+    }
+    // PR #15068 under 1.4.2: node-c's UpdateAlloc is delivered before its heartbeat (step 9) and
+    // accepted while the node is still disconnected; the diagram shows the order.
+    {
+      const { page, context } = await openLesson(browser, 'pr-15068-heartbeat-order', '1.4.2', light);
+      await stepTo(page, 10);
+      // The newest rows: the diagram scrolled to its end (in the window `shoot` uses).
+      await page.setViewportSize({ width: 1440, height: 1400 });
+      await page.locator('.sequence-scroll').evaluate((box) => { box.scrollTop = box.scrollHeight; });
+      await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+      await shoot(page, 'reorder-1.4.2-upd-first', 'sequence');
+      await context.close();
+    }
     // Mid-reconnect: pr-15068 at step 8, node-c's link is back, its calls are held and a
     // heartbeat queues behind the UpdateAlloc in the dock.
     {

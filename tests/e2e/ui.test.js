@@ -447,3 +447,130 @@ test('a taller window draws the diagram rows its box now shows, without a scroll
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+// How far down the rows (`rowSelector`) of a scroll box (`selector`) are drawn, from its top
+// edge, how high it is and how high its content.
+function drawnRows([selector, rowSelector]) {
+  const box = document.querySelector(selector);
+  const top = box.getBoundingClientRect().top;
+  const rows = [...box.querySelectorAll(rowSelector)].map((row) => row.getBoundingClientRect().bottom - top);
+  return { drawnTo: Math.max(0, ...rows), shown: box.clientHeight, content: box.scrollHeight };
+}
+
+// Opens the benchmarks' cluster at 60 nodes (dense rows, a folded diagram) in a window `viewport`.
+async function openSixtyNodes(viewport) {
+  const { bigScenario } = require('./bench/big-scenario');
+  const opened = await openPage(browser, '/', { viewport });
+  await opened.page.getByTestId('lessons').waitFor();
+  await opened.page.getByTestId('scenario-input').fill(JSON.stringify(bigScenario(60, 120)));
+  await opened.page.getByTestId('scenario-open').click();
+  await opened.page.getByTestId('cluster').waitFor();
+  return opened;
+}
+
+// Two frames: the re-render a resize or a scroll caused is drawn.
+const twoFrames = (page) => page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+
+// The dense cluster rows and the dock's rows (60 nodes) note how many rows their box shows at a
+// scroll. A taller window must draw the rows the boxes now show at once, not the count noted at
+// the last scroll. (The dock's box is 240 px high whatever the window: the test gives it a
+// height that follows the window, as the cluster's does, to check it reads its box too.)
+test('a taller window draws the dense cluster and dock rows their boxes now show, without a scroll', async () => {
+  const { page, errors, context } = await openSixtyNodes({ width: 1440, height: 500 });
+  await page.addStyleTag({ content: '.dock-rows { max-height: 60vh; }' });
+  await page.getByTestId('step').click();
+  await waitForStep(page, 1);
+  const boxes = [['[data-testid="online-zone"]', '.dense-rows > *', 42], ['.dock-rows', '.dock-row', 44]];
+  // Scroll each list by three rows: it notes the rows its box shows.
+  for (const [selector, , pitch] of boxes) {
+    await page.evaluate(([selector, by]) => { document.querySelector(selector).scrollTop = by; }, [selector, 3 * pitch]);
+  }
+  await twoFrames(page);
+  const before = [];
+  for (const [selector, rowSelector] of boxes) before.push(await page.evaluate(drawnRows, [selector, rowSelector]));
+  await page.setViewportSize({ width: 1440, height: 1400 });
+  await page.waitForFunction(() => document.querySelector('[data-testid="online-zone"]').clientHeight > 700
+    && document.querySelector('.dock-rows').clientHeight > 600);
+  await twoFrames(page);
+  for (const [index, [selector, rowSelector, pitch]] of boxes.entries()) {
+    const after = await page.evaluate(drawnRows, [selector, rowSelector]);
+    const seen = `${selector}: before ${JSON.stringify(before[index])}, after ${JSON.stringify(after)}`;
+    assert.ok(after.content > after.shown, `the rows overflow the box: ${seen}`);
+    assert.ok(after.drawnTo > before[index].drawnTo, seen);
+    // Rows are drawn down to the box's bottom (within one row).
+    assert.ok(after.drawnTo >= after.shown - pitch, `rows drawn to the box's bottom: ${seen}`);
+  }
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// The diagram's rows follow its box's height, read from the box (not from the window and a copy
+// of the CSS): a box given another height than style.css's 60% of the window still gets its rows
+// drawn to its bottom after a resize.
+test('after a resize the diagram draws rows down to its box, whatever height the CSS gives it', async () => {
+  const { page, errors, context } = await openSixtyNodes({ width: 1440, height: 500 });
+  await page.addStyleTag({ content: '.sequence-scroll { max-height: 85vh; }' });
+  for (let step = 1; step <= 3; step++) {
+    await page.getByTestId('step').click();
+    await waitForStep(page, step);
+  }
+  const rows = ['.sequence-scroll', '[data-testid="seq-event"]'];
+  const before = await page.evaluate(drawnRows, rows);
+  await page.setViewportSize({ width: 1440, height: 1400 });
+  await page.waitForFunction(() => document.querySelector('.sequence-scroll').clientHeight > 1000);
+  await twoFrames(page);
+  const after = await page.evaluate(drawnRows, rows);
+  const seen = `before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`;
+  assert.ok(after.content > after.shown, `the diagram needs more than its box: ${seen}`);
+  assert.ok(after.drawnTo >= after.shown - 30, `rows drawn to the box's bottom: ${seen}`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// While the diagram is shorter than its box, the box's height is not its full height: once the
+// rows overflow it (after a resize made while they did not), they are drawn to its bottom.
+test('a diagram that grows past its box after a resize draws rows down to the box', async () => {
+  const { bigScenario } = require('./bench/big-scenario');
+  const { page, errors, context } = await openPage(browser, '/', { viewport: { width: 1440, height: 1300 } });
+  await page.getByTestId('lessons').waitFor();
+  await page.getByTestId('scenario-input').fill(JSON.stringify(bigScenario(20, 40)));
+  await page.getByTestId('scenario-open').click();
+  await page.getByTestId('cluster').waitFor();
+  const rows = ['.sequence-scroll', '[data-testid="seq-event"]'];
+  await page.setViewportSize({ width: 1440, height: 1400 });
+  await page.waitForFunction(() => window.innerHeight === 1400);
+  await twoFrames(page);
+  const start = await page.evaluate(drawnRows, rows);
+  assert.ok(start.content <= start.shown, `the diagram fits its box before the first step: ${JSON.stringify(start)}`);
+  await page.getByTestId('step').click();
+  await waitForStep(page, 1);
+  await twoFrames(page);
+  const after = await page.evaluate(drawnRows, rows);
+  const seen = `before the step ${JSON.stringify(start)}, after it ${JSON.stringify(after)}`;
+  assert.ok(after.content > after.shown && after.shown > start.shown, `the diagram outgrew its box: ${seen}`);
+  assert.ok(after.drawnTo >= after.shown - 30, `rows drawn to the box's bottom: ${seen}`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// The diagram's rows share one tooltip (no `<title>` per row): hovering a row shows its time
+// and label, the same text as its accessible name; leaving the diagram hides it.
+test('hovering a diagram row shows its time and label in the shared tooltip', async () => {
+  const { page, errors, context } = await openLesson('pr-15068-heartbeat-order');
+  await stepTo(page, 2);
+  const sequence = page.getByTestId('sequence');
+  const tip = sequence.getByTestId('seq-tip');
+  assert.equal(await tip.isVisible(), false);
+  assert.equal(await sequence.locator('[data-testid="seq-event"] title').count(), 0);
+  const row = sequence.getByTestId('seq-event').nth(1);
+  const name = await row.getAttribute('aria-label');
+  assert.match(name, /^t=\S+ \S/);
+  await row.locator('text').hover();
+  await tip.waitFor();
+  assert.equal(await tip.textContent(), name);
+  assert.equal(await tip.getAttribute('role'), 'tooltip');
+  await page.getByTestId('step-counter').hover();
+  await tip.waitFor({ state: 'hidden' });
+  assert.deepEqual(errors, []);
+  await context.close();
+});

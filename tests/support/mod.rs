@@ -36,14 +36,29 @@ pub fn alloc(id: &str, index: u32, node: &str, client: &str, extra: Value) -> Va
     a
 }
 
+/// A reconcile of a cluster fixture's input: the result (which the run
+/// derefs to) and its reason records.
+pub struct Run {
+    pub result: ReconcileResult,
+    pub decisions: Vec<AllocDecision>,
+}
+
+impl std::ops::Deref for Run {
+    type Target = ReconcileResult;
+    fn deref(&self) -> &ReconcileResult {
+        &self.result
+    }
+}
+
 /// Reconciles a cluster fixture's input under `rules`.
-pub fn run(input: Value, rules: ReconcilerRules) -> ReconcileResult {
+pub fn run(input: Value, rules: ReconcilerRules) -> Run {
     let input: ClusterFixtureInput = serde_json::from_value(input).expect("input");
-    input.run(rules)
+    let (result, decisions) = input.run_explained(rules);
+    Run { result, decisions }
 }
 
 /// The reconciler's decision about alloc `id`.
-pub fn decision<'a>(r: &'a ReconcileResult, id: &str) -> &'a AllocDecision {
+pub fn decision<'a>(r: &'a Run, id: &str) -> &'a AllocDecision {
     r.decisions
         .iter()
         .find(|d| d.alloc_id() == id)

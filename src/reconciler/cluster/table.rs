@@ -2,8 +2,9 @@
 //! and the reconciler's working sets as positions into it.
 //!
 //! One pass over the input reads each alloc once and keeps what the rules
-//! ask of it most (its classification, terminal flags, name index, task
-//! group) in a compact record; the sets of [`super::compute_group`] are then
+//! ask of it most (its classification, terminal flags, task group) in a
+//! compact record (names are read only when a name index is needed); the
+//! sets of [`super::compute_group`] are then
 //! sorted lists of positions, so combining them compares integers and
 //! walking them reads the allocs only where a rule needs more. Positions
 //! follow ID order, and a group's set holds one alloc per ID, so every walk
@@ -36,8 +37,6 @@ pub(super) struct Facts {
     /// Running and wanted running, no reschedule transition (never
     /// rescheduled).
     pub plainly_running: bool,
-    /// The index in the alloc's name.
-    pub name_index: u32,
     /// The task group, as an index into [`Table::group_names`].
     group: u32,
 }
@@ -53,7 +52,8 @@ pub(super) struct Table<'a> {
     order: Vec<u32>,
     /// Per input alloc: its ID's prefix (see `id_prefix`).
     prefixes: Vec<u128>,
-    /// Per row: what the rules read of the alloc.
+    /// Per input alloc: what the rules read of it (in input order, so the
+    /// one pass writes it in place).
     facts: Vec<Facts>,
     /// Per row: its reason record, one per distinct ID, in ID order; empty
     /// when every ID is held by one row (record = row).
@@ -72,32 +72,40 @@ pub(super) struct Table<'a> {
 const MAX_RUNS: usize = 4;
 
 impl<'a> Table<'a> {
-    /// Reads `input` once and sorts it by ID. Returns the table and, per
-    /// distinct ID (reason record slot), a shared reference to its first
-    /// alloc.
-    pub fn build(
-        input: &'a [Arc<Allocation>],
-        cx: &FilterContext<'_>,
-    ) -> (Table<'a>, Vec<Arc<Allocation>>) {
+    /// Reads `input` once and sorts it by ID. Returns the table and, when
+    /// some ID is held by more than one row, per distinct ID (reason record
+    /// slot) the input position of its first alloc (else empty: a record
+    /// is a row, see [`Table::into_order`]).
+    pub fn build(input: &'a [Arc<Allocation>], cx: &FilterContext<'_>) -> (Table<'a>, Vec<u32>) {
         let nodes = TaintedIndex::new(cx.tainted_nodes);
         let n = input.len();
         let mut group_names: Vec<&'a str> = Vec::new();
         let mut prefixes: Vec<u128> = Vec::with_capacity(n);
         let mut facts_in: Vec<Facts> = Vec::with_capacity(n);
         let mut group = usize::MAX;
+        // The current group's name as (length, prefix): names of up to 16
+        // bytes are equal when these are (no call to compare them).
+        let mut group_key = (usize::MAX, 0u128);
         let mut any_server_terminal = false;
         // The one pass over the allocs: each is read here and, after this,
         // only where a rule needs more than its facts.
         for a in input {
             prefixes.push(id_prefix(&a.id));
-            if group_names.get(group) != Some(&a.task_group.as_str()) {
-                group = match group_names.iter().position(|g| *g == a.task_group) {
+            let tg = a.task_group.as_str();
+            let same_group = if tg.len() <= 16 {
+                group_key == (tg.len(), id_prefix(tg))
+            } else {
+                group_names.get(group) == Some(&tg)
+            };
+            if !same_group {
+                group = match group_names.iter().position(|g| *g == tg) {
                     Some(g) => g,
                     None => {
-                        group_names.push(&a.task_group);
+                        group_names.push(tg);
                         group_names.len() - 1
                     }
                 };
+                group_key = (tg.len(), id_prefix(tg));
             }
             let node = nodes.get(&a.node_id);
             let facts = if plainly_fine(a, node, cx) {
@@ -113,7 +121,6 @@ impl<'a> Table<'a> {
                     terminal: false,
                     unknown: false,
                     plainly_running: true,
-                    name_index: name_index(a),
                     group: group as u32,
                 }
             } else {
@@ -127,23 +134,17 @@ impl<'a> Table<'a> {
                     terminal: a.terminal_status(),
                     unknown: a.client_status == ClientStatus::Unknown,
                     plainly_running: plainly_running(a),
-                    name_index: name_index(a),
                     group: group as u32,
                 }
             };
             facts_in.push(facts);
         }
         let order = sort_order(&prefixes, input);
-        let facts = if order.is_empty() {
-            facts_in
-        } else {
-            order.iter().map(|&i| facts_in[i as usize]).collect()
-        };
         let mut table = Table {
             input,
             order,
             prefixes,
-            facts,
+            facts: facts_in,
             slots: Vec::new(),
             group_names,
             has_duplicates: false,
@@ -163,19 +164,13 @@ impl<'a> Table<'a> {
                 .any(|w| same(w[0] as usize, w[1] as usize))
         };
         if !has_duplicates {
-            let firsts = if table.order.is_empty() {
-                input.to_vec()
-            } else {
-                let shared = |i: &u32| Arc::clone(&input[*i as usize]);
-                table.order.iter().map(shared).collect()
-            };
-            return (table, firsts);
+            return (table, Vec::new());
         }
         let mut firsts = Vec::with_capacity(n);
         let mut slots = Vec::with_capacity(n);
         for k in 0..n {
             if k == 0 || !same(table.input_pos(k - 1), table.input_pos(k)) {
-                firsts.push(Arc::clone(table.alloc(k as u32)));
+                firsts.push(table.input_pos(k) as u32);
             }
             slots.push(firsts.len() as u32 - 1);
         }
@@ -188,6 +183,31 @@ impl<'a> Table<'a> {
     #[inline]
     fn len(&self) -> usize {
         self.facts.len()
+    }
+
+    /// The number of reason records (distinct IDs).
+    pub fn slots(&self) -> usize {
+        match self.slots.last() {
+            Some(last) => *last as usize + 1,
+            None => self.len(),
+        }
+    }
+
+    /// The input position of each row (empty: row = input position), for
+    /// the reason records once the run is done: with one row per ID they
+    /// are the rows.
+    pub fn into_order(self) -> Vec<u32> {
+        if self.has_duplicates {
+            Vec::new()
+        } else {
+            self.order
+        }
+    }
+
+    /// The input position of the alloc at `pos`.
+    #[inline]
+    pub fn input_pos_of(&self, pos: u32) -> u32 {
+        self.input_pos(pos as usize) as u32
     }
 
     /// The input position of row `k`.
@@ -213,13 +233,6 @@ impl<'a> Table<'a> {
         self.any_server_terminal
     }
 
-    /// Whether every ID is held by one row (then the table's alloc at a
-    /// position is the one its reason record holds).
-    #[inline]
-    pub fn ids_distinct(&self) -> bool {
-        !self.has_duplicates
-    }
-
     /// The alloc at `pos`.
     #[inline]
     pub fn alloc(&self, pos: u32) -> &'a Arc<Allocation> {
@@ -229,7 +242,7 @@ impl<'a> Table<'a> {
     /// The facts of the alloc at `pos`.
     #[inline]
     pub fn facts(&self, pos: u32) -> &Facts {
-        &self.facts[pos as usize]
+        &self.facts[self.input_pos(pos as usize)]
     }
 
     /// The reason record of the alloc at `pos`.
@@ -259,11 +272,11 @@ impl<'a> Table<'a> {
         let mut sets: Vec<PosSet> = sizes.into_iter().map(PosSet::with_capacity).collect();
         let n = self.len();
         for k in 0..n {
-            let (slot, group) = (self.slot(k as u32), self.facts[k].group);
+            let (slot, group) = (self.slot(k as u32), self.facts(k as u32).group);
             let replaced = self.has_duplicates
                 && (k + 1..n)
                     .take_while(|j| self.slot(*j as u32) == slot)
-                    .any(|j| self.facts[j].group == group);
+                    .any(|j| self.facts(j as u32).group == group);
             if !replaced {
                 sets[group as usize].push(k as u32);
             }
@@ -351,17 +364,25 @@ fn sort_order(prefixes: &[u128], input: &[Arc<Allocation>]) -> Vec<u32> {
     let mut first = Vec::with_capacity(n);
     first.extend(0..head as u32);
     let mut runs: Vec<Vec<u32>> = vec![first];
+    // Per run: the prefix and position of its last alloc (prefixes decide
+    // almost every comparison without reading the runs or the IDs).
+    let mut lasts = [(0u128, 0usize); MAX_RUNS];
+    lasts[0] = (prefixes[head - 1], head - 1);
     // Deal each further alloc onto the first run whose last alloc sorts
     // before it.
-    for i in head..n {
-        let run = runs
+    for (i, &p) in prefixes.iter().enumerate().skip(head) {
+        let run = lasts[..runs.len()]
             .iter()
-            .position(|r| r.last().is_some_and(|l| lt(*l as usize, i)));
+            .position(|&(lp, l)| lp < p || (lp == p && lt(l, i)));
         match run {
-            Some(r) => runs[r].push(i as u32),
+            Some(r) => {
+                runs[r].push(i as u32);
+                lasts[r] = (p, i);
+            }
             None if runs.len() < MAX_RUNS => {
                 let mut r = Vec::with_capacity(n - i);
                 r.push(i as u32);
+                lasts[runs.len()] = (p, i);
                 runs.push(r);
             }
             None => {
@@ -661,20 +682,6 @@ impl PosSet {
         self.pos = union_sorted(&self.pos, &other.pos);
         self.take_copies_of(other);
     }
-    /// Replaces the allocs that `other` also holds by `other`'s; adds
-    /// nothing (`update`).
-    pub fn update(&mut self, other: &PosSet) {
-        if other.is_empty() {
-            return;
-        }
-        let mine = std::mem::take(&mut self.own);
-        self.own = mine
-            .into_iter()
-            .filter(|(p, _)| !other.contains(*p))
-            .chain(other.own.iter().filter(|(p, _)| self.contains(*p)).cloned())
-            .collect();
-        self.own.sort_by_key(|(p, _)| *p);
-    }
     /// After `other`'s positions joined this set: `other`'s versions of
     /// them replace this set's.
     fn take_copies_of(&mut self, other: &PosSet) {
@@ -762,7 +769,7 @@ impl PosSet {
     pub fn name_indexes<'s>(&'s self, t: &'s Table<'_>) -> impl Iterator<Item = u32> + 's {
         self.iter_own().map(|(p, own)| match own {
             Some(a) => name_index(a),
-            None => t.facts(p).name_index,
+            None => name_index(t.alloc(p)),
         })
     }
     /// The allocs in name-index order (stable: ties in ID order), as
@@ -973,6 +980,7 @@ mod tests {
         };
         let (t, firsts) = Table::build(&input, &cx);
         assert_eq!(firsts.len(), 6, "one record per distinct ID");
+        assert_eq!(t.slots(), 6);
         for id in ids.iter().rev().chain(ids.iter()) {
             let rows = t.rows_of(id);
             let want = ids.iter().filter(|x| *x == id).count();

@@ -23,17 +23,19 @@ use crate::model::Job;
 use crate::scenario::format::GroupSpec;
 use crate::server::Server;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// The bin-packing scores of the nodes per need, and the nodes whose usage
-/// changed since they were computed.
+/// changed since they were computed. (Its tables are vectors, not maps: a
+/// cluster has few distinct needs, and vectors add less code to the wasm
+/// bundle than new map types.)
 #[derive(Debug, Default)]
 pub struct PlacementIndex {
     /// Nodes whose usage changed since the scores were computed (tracked
     /// only while some need is indexed).
     dirty: BTreeSet<String>,
-    /// Per need (CPU MHz, memory MB).
-    needs: BTreeMap<(u64, u64), NeedIndex>,
+    /// Per need (CPU MHz, memory MB), in the order first asked for.
+    needs: Vec<((u64, u64), NeedIndex)>,
 }
 
 /// The nodes' scores for one need.
@@ -43,7 +45,33 @@ struct NeedIndex {
     /// is ready and the need fits its free resources.
     scores: Vec<Option<i64>>,
     /// The scored nodes, best first, ties by node order.
-    order: BTreeSet<(Reverse<i64>, usize)>,
+    order: Order,
+}
+
+/// Nodes by score, best first, ties by node order: `(Reverse(score), rank)`
+/// kept sorted, each rank at most once.
+#[derive(Debug, Default)]
+struct Order(Vec<(Reverse<i64>, usize)>);
+
+impl Order {
+    /// Adds a node's score (nothing if it is there).
+    fn insert(&mut self, entry: (Reverse<i64>, usize)) {
+        if let Err(at) = self.0.binary_search(&entry) {
+            self.0.insert(at, entry);
+        }
+    }
+
+    /// Removes a node's score (nothing if it is not there).
+    fn remove(&mut self, entry: &(Reverse<i64>, usize)) {
+        if let Ok(at) = self.0.binary_search(entry) {
+            self.0.remove(at);
+        }
+    }
+
+    /// The entries, best first.
+    fn iter(&self) -> std::slice::Iter<'_, (Reverse<i64>, usize)> {
+        self.0.iter()
+    }
 }
 
 impl Clone for PlacementIndex {
@@ -90,7 +118,7 @@ impl Server {
     pub(super) fn sync_placement_index(&mut self, need: (u64, u64)) {
         let mut index = std::mem::take(&mut self.state.placement);
         let dirty = std::mem::take(&mut index.dirty);
-        for (need, scores) in &mut index.needs {
+        for (need, scores) in index.needs.iter_mut() {
             for id in &dirty {
                 let Some(rank) = self.state.nodes.rank(id.as_str()) else {
                     continue;
@@ -107,19 +135,27 @@ impl Server {
                 }
             }
         }
-        if let std::collections::btree_map::Entry::Vacant(slot) = index.needs.entry(need) {
+        if !index.needs.iter().any(|(indexed, _)| *indexed == need) {
             let scores: Vec<Option<i64>> = self
                 .state
                 .nodes
                 .iter()
                 .map(|(id, record)| self.binpack_score(id, record, need))
                 .collect();
-            let order = scores
+            // Each rank once, so sorting gives the set's order.
+            let mut order: Vec<(Reverse<i64>, usize)> = scores
                 .iter()
                 .enumerate()
                 .filter_map(|(rank, score)| score.map(|score| (Reverse(score), rank)))
                 .collect();
-            slot.insert(NeedIndex { scores, order });
+            order.sort_unstable();
+            index.needs.push((
+                need,
+                NeedIndex {
+                    scores,
+                    order: Order(order),
+                },
+            ));
         }
         self.state.placement = index;
     }
@@ -140,9 +176,14 @@ impl Server {
     ) -> Option<(i64, usize)> {
         let nodes = &self.state.nodes;
         let need = super::group_need(group_spec);
-        let index = self.state.placement.needs.get(&need)?;
+        let index = self
+            .state
+            .placement
+            .needs
+            .iter()
+            .find_map(|(indexed, index)| (*indexed == need).then_some(index))?;
         // The nodes the plan changed, rescored as the plan changes them.
-        let changed = plan.groups.entry(group_key.to_string()).or_default();
+        let changed = plan.group(group_key);
         for id in &usage.touched[changed.synced..] {
             let Some(rank) = nodes.rank(id.as_str()) else {
                 continue;
@@ -156,7 +197,7 @@ impl Server {
                 usage,
                 false,
             );
-            if let Some(Fit::Score(old)) = changed.fits.insert(rank, fit) {
+            if let Some(Fit::Score(old)) = changed.insert_fit(rank, fit) {
                 changed.order.remove(&(Reverse(old), rank));
             }
             if let Fit::Score(score) = fit {
@@ -185,11 +226,11 @@ impl Server {
         // The others by their bin-packing score, an upper bound of their
         // score (equal bounds in node order): none after the first that
         // cannot beat the best can.
-        for &(Reverse(bound), rank) in &index.order {
+        for &(Reverse(bound), rank) in index.order.iter() {
             if best.is_some_and(|(b, r)| bound < b || (bound == b && rank > r)) {
                 break;
             }
-            if Some(rank) == penalty_rank || changed.fits.contains_key(&rank) {
+            if Some(rank) == penalty_rank || changed.has_fit(rank) {
                 continue;
             }
             let Some((id, record)) = nodes.get_index(rank) else {
@@ -208,7 +249,23 @@ impl Server {
 /// The fits of the nodes a plan changed, per group, while it is built.
 #[derive(Default)]
 pub(super) struct PlanScores {
-    groups: BTreeMap<String, ChangedFits>,
+    /// Per group key, in the order first placed (a plan has few groups).
+    groups: Vec<(String, ChangedFits)>,
+}
+
+impl PlanScores {
+    /// The fits of `group_key`'s group (empty at first).
+    fn group(&mut self, group_key: &str) -> &mut ChangedFits {
+        let at = match self.groups.iter().position(|(key, _)| key == group_key) {
+            Some(at) => at,
+            None => {
+                self.groups
+                    .push((group_key.to_string(), ChangedFits::default()));
+                self.groups.len() - 1
+            }
+        };
+        &mut self.groups[at].1
+    }
 }
 
 /// One group's fits on the nodes the plan changed.
@@ -216,10 +273,28 @@ pub(super) struct PlanScores {
 struct ChangedFits {
     /// How much of [`Usage::touched`] they include.
     synced: usize,
-    /// Per node rank.
-    fits: BTreeMap<usize, Fit>,
+    /// Per node rank, sorted by rank, each rank once.
+    fits: Vec<(usize, Fit)>,
     /// The nodes that fit, best first, ties by node order.
-    order: BTreeSet<(Reverse<i64>, usize)>,
+    order: Order,
+}
+
+impl ChangedFits {
+    /// Sets a node's fit; returns the one it replaces.
+    fn insert_fit(&mut self, rank: usize, fit: Fit) -> Option<Fit> {
+        match self.fits.binary_search_by_key(&rank, |(r, _)| *r) {
+            Ok(at) => Some(std::mem::replace(&mut self.fits[at].1, fit)),
+            Err(at) => {
+                self.fits.insert(at, (rank, fit));
+                None
+            }
+        }
+    }
+
+    /// Whether a node's fit is kept.
+    fn has_fit(&self, rank: usize) -> bool {
+        self.fits.binary_search_by_key(&rank, |(r, _)| *r).is_ok()
+    }
 }
 
 /// Keeps the better of `best` and a node's fit: the higher score, ties to

@@ -2,7 +2,7 @@
 //! send order; each can be held, delivered now, moved, delayed or dropped.
 
 use crate::components::cluster::DENSE_ABOVE;
-use crate::components::rows::RowWindow;
+use crate::components::rows::{RowWindow, use_row_window};
 use crate::state::{Action as UiAction, AppState};
 use nomad_playground::playground::Command;
 use nomad_playground::scenario::format::Action;
@@ -192,11 +192,11 @@ pub fn CallDock(props: &CallDockProps) -> Html {
             }
         });
     }
-    // Many nodes: where the list is scrolled.
-    let scroll = use_state_eq(|| (0, 0));
-    let on_scroll = ROWS.on_scroll(scroll.clone());
     let session = state.session.get();
     let view = session.view();
+    // Many nodes: where the list is scrolled.
+    let dense = view.nodes.len() > DENSE_ABOVE;
+    let (scroll, scroll_box, on_scroll) = use_row_window(ROWS, dense);
     let dispatcher = state.dispatcher();
     // Each node's calls, found in one pass; the rows share one copy of the keyboard state.
     let mut by_node: BTreeMap<&str, Vec<&CallView>> = BTreeMap::new();
@@ -213,12 +213,12 @@ pub fn CallDock(props: &CallDockProps) -> Html {
     };
     // Above `DENSE_ABOVE` nodes, rows sit at fixed places in a scrolling list
     // and only those in and near view are drawn.
-    let rows = if view.nodes.len() > DENSE_ABOVE {
-        let range = ROWS.range(*scroll, 8, view.nodes.len());
+    let rows = if dense {
+        let range = ROWS.range(scroll, 8, view.nodes.len());
         let from = range.start;
         let height = ROWS.height(view.nodes.len());
         html! {
-            <div class="dock-rows" onscroll={on_scroll}>
+            <div class="dock-rows" onscroll={on_scroll} ref={scroll_box}>
                 <div class="dense-rows" style={height}>
                     { for view.nodes.get(range).unwrap_or_default().iter().enumerate().map(|(k, node)| {
                         row(node, Some(ROWS.top(from + k)))

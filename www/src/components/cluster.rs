@@ -1,7 +1,7 @@
 //! The cluster view: client nodes with their status, link and allocations,
 //! and the Offline zone a node is dragged onto to cut its link.
 
-use crate::components::rows::RowWindow;
+use crate::components::rows::{RowWindow, use_row_window};
 use crate::state::{Action, AppState, Selection, Session};
 use nomad_playground::playground::Command;
 use nomad_playground::view::{AllocView, NodeView, PlaygroundView};
@@ -73,12 +73,11 @@ pub fn alloc_glyph(client_status: &str) -> &'static str {
 #[component]
 pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
     let state = props.state.clone();
-    // Dense mode: where the online list is scrolled.
-    let scroll = use_state_eq(|| (0, 0));
-    let on_scroll = ROWS.on_scroll(scroll.clone());
     let session = state.session.get();
     let view = session.view();
     let dense = view.nodes.len() > DENSE_ABOVE;
+    // Dense mode: where the online list is scrolled.
+    let (scroll, scroll_box, on_scroll) = use_row_window(ROWS, dense);
     // Each node with its position in the view's list (where its TTL is looked up).
     let (online, offline): (Vec<_>, Vec<_>) = view
         .nodes
@@ -124,11 +123,14 @@ pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
     let online_rows = if dense {
         // Rows sit at fixed places in a list as tall as all of them, and only
         // those in and near view are drawn: a step re-renders a few dozen.
-        // Before the first scroll event the height is not known: the list is at
-        // most 70% of the window high (style.css).
-        let unscrolled =
-            (crate::components::sequence::window_height() * 0.7) as i32 / ROWS.pitch + 1;
-        let range = ROWS.range(*scroll, unscrolled, online.len());
+        // Until the hook has read the box (the first render of dense rows) its
+        // height is not known: the list is at most 70% of the window high (style.css).
+        let unscrolled = if scroll.1 > 0 {
+            0
+        } else {
+            (crate::components::sequence::window_height() * 0.7) as i32 / ROWS.pitch + 1
+        };
+        let range = ROWS.range(scroll, unscrolled, online.len());
         let from = range.start;
         let height = ROWS.height(online.len());
         html! {
@@ -158,7 +160,8 @@ pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
             // is skipped and only its small TTL component renders.
             <ContextProvider<Session> context={state.session.clone()}>
                 <div class={classes!("online-zone", dense.then_some("dense"))} data-testid="online-zone"
-                     ondragover={allow_drop.clone()} ondrop={drop_to(true)} onscroll={dense.then_some(on_scroll)}>
+                     ondragover={allow_drop.clone()} ondrop={drop_to(true)} onscroll={dense.then_some(on_scroll)}
+                     ref={scroll_box}>
                     { online_rows }
                 </div>
                 <div class="offline-zone" data-testid="offline-zone" ondragover={allow_drop} ondrop={drop_to(false)}

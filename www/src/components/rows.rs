@@ -5,6 +5,36 @@
 use std::ops::Range;
 use yew::prelude::*;
 
+/// Where a virtualised list is scrolled, read from its scroll box (the
+/// element behind the returned ref, which gets the returned scroll
+/// handler): on each scroll event, when the list starts being virtualised
+/// (`active`) and after each window resize, so the rows drawn follow the
+/// box's height, not the one it had at the last scroll. (Above
+/// `DENSE_ABOVE` nodes the rows always overflow the box, so its
+/// `clientHeight` is its full height.)
+#[hook]
+pub fn use_row_window(rows: RowWindow, active: bool) -> (Scrolled, NodeRef, Callback<Event>) {
+    let scrolled = use_state_eq(|| (0, 0));
+    let scroll_box = use_node_ref();
+    {
+        let (scrolled, scroll_box) = (scrolled.clone(), scroll_box.clone());
+        use_effect_with(active, move |&active| {
+            let note = move || {
+                if let Some(element) = scroll_box.cast::<web_sys::Element>() {
+                    scrolled.set(rows.place(&element));
+                }
+            };
+            let listener = active.then(|| {
+                note();
+                gloo::events::EventListener::new(&gloo::utils::window(), "resize", move |_| note())
+            });
+            move || drop(listener)
+        });
+    }
+    let on_scroll = rows.on_scroll(scrolled.clone());
+    (*scrolled, scroll_box, on_scroll)
+}
+
 /// How one list is laid out.
 #[derive(Debug, Clone, Copy)]
 pub struct RowWindow {
@@ -24,14 +54,19 @@ pub type Scrolled = (i32, i32);
 
 impl RowWindow {
     /// The scroll handler that notes where `scrolled` is.
-    pub fn on_scroll(self, scrolled: UseStateHandle<Scrolled>) -> Callback<Event> {
+    fn on_scroll(self, scrolled: UseStateHandle<Scrolled>) -> Callback<Event> {
         Callback::from(move |event: Event| {
             let element: web_sys::Element = event.target_unchecked_into();
-            scrolled.set((
-                element.scroll_top() / self.pitch / self.step,
-                element.client_height() / self.pitch + 1,
-            ));
+            scrolled.set(self.place(&element));
         })
+    }
+
+    /// Where the scroll box `element` is scrolled, and how many rows it shows.
+    fn place(self, element: &web_sys::Element) -> Scrolled {
+        (
+            element.scroll_top() / self.pitch / self.step,
+            element.client_height() / self.pitch + 1,
+        )
     }
 
     /// The rows to draw out of `len`, given where the list is scrolled and

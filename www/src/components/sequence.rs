@@ -76,9 +76,16 @@ fn client_lanes(nodes: &[Arc<NodeView>], room: usize, pinned: Option<&str>) -> C
             2
         }
     };
-    let mut picked: Vec<usize> = (0..nodes.len()).collect();
-    picked.sort_by_key(|&index| rank(&nodes[index]));
-    picked.truncate(keep);
+    // The first `keep` in order of rank, then of the cluster (one pass per
+    // rank: sorting all the nodes at every step cost more).
+    let mut picked: Vec<usize> = Vec::with_capacity(keep);
+    for wanted in 0..3 {
+        picked.extend(
+            (0..nodes.len())
+                .filter(|&index| rank(&nodes[index]) == wanted)
+                .take(keep - picked.len()),
+        );
+    }
     picked.sort_unstable();
     ClientLanes {
         shown: picked
@@ -101,39 +108,57 @@ fn lanes_in(width: f64) -> usize {
 #[component]
 pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
     let state = props.state.clone();
-    // The scroll container's top (in steps of `SCROLL_STEP`) and height, once scrolled.
+    // The scroll container's top (in steps of `SCROLL_STEP`) and height, read
+    // from the box (see `place`).
     let scroll = use_state_eq(|| (0, 0));
     // The scroll container's width, once measured (on mount and on a resize).
     let measured = use_state_eq(|| 0);
     let scroll_box = use_node_ref();
+    // The rows' group (its markup is set in one piece) and the rows' shared tooltip.
+    let rows_group = use_node_ref();
+    let tip = use_node_ref();
+    let measure = {
+        let (measured, scroll_box, scroll) = (measured.clone(), scroll_box.clone(), scroll.clone());
+        move || {
+            if let Some(element) = scroll_box.cast::<web_sys::Element>() {
+                measured.set(element.client_width());
+                scroll.set(place(&element));
+            }
+        }
+    };
     #[cfg(target_arch = "wasm32")]
     {
-        let (measured, scroll_box, scroll) = (measured.clone(), scroll_box.clone(), scroll.clone());
+        let (measure, rows_group, tip) = (measure.clone(), rows_group.clone(), tip.clone());
         use_effect_with((), move |_| {
-            let measure = move |resized: bool| {
-                if let Some(element) = scroll_box.cast::<web_sys::Element>() {
-                    measured.set(element.client_width());
-                    if resized {
-                        // The box is at most 60% of the window high (style.css): after a
-                        // resize, the rows drawn follow the new height until a scroll event.
-                        let seen = (window_height() * 0.6) as i32;
-                        scroll.set((element.scroll_top() / SCROLL_STEP, seen));
-                    }
-                }
-            };
-            measure(false);
-            let listener =
+            measure();
+            let resize =
                 gloo::events::EventListener::new(&gloo::utils::window(), "resize", move |_| {
-                    measure(true)
+                    measure()
                 });
-            move || drop(listener)
+            // The row under the pointer (or focused) shows its time and label in one
+            // tooltip shared by all rows (cheaper than a `<title>` in each).
+            let tips: Vec<_> = rows_group
+                .cast::<web_sys::Element>()
+                .map(|group| {
+                    ["mouseover", "mouseout", "focusin", "focusout"]
+                        .into_iter()
+                        .map(|kind| {
+                            let tip = tip.clone();
+                            gloo::events::EventListener::new(&group, kind, move |event| {
+                                row_tip(&tip, event)
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            move || drop((resize, tips))
         });
     }
     let on_scroll = {
         let scroll = scroll.clone();
         Callback::from(move |event: Event| {
             let element: web_sys::Element = event.target_unchecked_into();
-            scroll.set((element.scroll_top() / SCROLL_STEP, element.client_height()));
+            scroll.set(place(&element));
         })
     };
     let session = state.session.get();
@@ -194,12 +219,12 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
     let shift = ROW_HEIGHT * hidden as f64;
     let (top, seen) = *scroll;
     let top = f64::from(top * SCROLL_STEP);
-    // Before the first scroll event the height is not known: the scroll box is
-    // at most 60% of the window high (style.css).
+    // Until the rows overflow the box its full height is not known: it is
+    // never taller than the window.
     let seen = if seen > 0 {
         f64::from(seen)
     } else {
-        window_height() * 0.6
+        window_height()
     };
     let (from, to) = (top - OVERSCAN, top + seen + OVERSCAN);
     // One click handler for all rows: the row clicked names its step.
@@ -212,9 +237,9 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
         })
     };
     // A wrapped label makes its row taller by its extra lines, and moves the rows below it down.
-    // The rows drawn are written as SVG markup and handed to the browser in one piece: at 200
-    // nodes a step replaces every visible row, and parsing them costs far less than building
-    // them element by element.
+    // The rows drawn are written as SVG markup and handed to the browser in one piece (the
+    // group's `innerHTML`, after the render): at 200 nodes a step replaces every visible row,
+    // and parsing them costs far less than building them element by element.
     let mut extra = 0.0;
     let mut rows = String::new();
     for (index, event) in view.sequence.iter().enumerate() {
@@ -244,6 +269,19 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
         }
     }
     let height = HEAD_HEIGHT + ROW_HEIGHT * (view.sequence.len() as f64 + 1.0) + extra;
+    {
+        // While the box shows the whole diagram its height is not yet its full
+        // height: read it again after each change of rows until they overflow it.
+        let (rows_group, unknown) = (rows_group.clone(), scroll.1 == 0);
+        use_effect_with(rows, move |rows| {
+            if let Some(group) = rows_group.cast::<web_sys::Element>() {
+                group.set_inner_html(rows);
+            }
+            if unknown {
+                measure();
+            }
+        });
+    }
     let mut lanes = clients.shown;
     if clients.folded > 0 {
         lanes.push((String::new(), format!("+{} clients", clients.folded)));
@@ -257,13 +295,58 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
                 <svg width={width.to_string()} height={height.to_string()} role="img"
                      aria-label={format!("sequence diagram with {} events", view.sequence.len())}>
                     <SeqLanes {lanes} {lane_width} {height} />
-                    <g transform={format!("translate(0,{})", -shift)} onclick={jump}>
-                        { Html::from_html_unchecked(AttrValue::from(rows)) }
-                    </g>
+                    <g transform={format!("translate(0,{})", -shift)} onclick={jump} ref={rows_group} />
                 </svg>
             </div>
+            <div class="seq-tip mono" role="tooltip" data-testid="seq-tip" hidden=true ref={tip} />
         </section>
     }
+}
+
+/// Where the diagram's box `element` is scrolled (in steps of
+/// [`SCROLL_STEP`]) and how high it is; the height is 0 while the rows do
+/// not overflow the box (it then shows them all, and its full height is not
+/// known).
+fn place(element: &web_sys::Element) -> (i32, i32) {
+    let height = element.client_height();
+    let full = element.scroll_height() > height;
+    (
+        element.scroll_top() / SCROLL_STEP,
+        if full { height } else { 0 },
+    )
+}
+
+/// The rows' tooltip `tip` on `event` (a pointer or focus entering or
+/// leaving a row): on entering, it shows the row's accessible name below
+/// and right of the pointer (or below the row); on leaving, it hides.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+fn row_tip(tip: &NodeRef, event: &Event) {
+    use wasm_bindgen::JsCast;
+    let Some(tip) = tip.cast::<web_sys::Element>() else {
+        return;
+    };
+    let row = event
+        .target()
+        .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+        .and_then(|target| target.closest("[data-step]").ok().flatten());
+    let entering = matches!(event.type_().as_str(), "mouseover" | "focusin");
+    let Some(row) = row.filter(|_| entering) else {
+        let _ = tip.set_attribute("hidden", "");
+        return;
+    };
+    tip.set_text_content(row.get_attribute("aria-label").as_deref());
+    let (x, y) = match event.dyn_ref::<MouseEvent>() {
+        Some(mouse) => (
+            f64::from(mouse.client_x()) + 12.0,
+            f64::from(mouse.client_y()) + 16.0,
+        ),
+        None => {
+            let rect = row.get_bounding_client_rect();
+            (rect.left(), rect.bottom() + 4.0)
+        }
+    };
+    let _ = tip.set_attribute("style", &format!("left:{x}px;top:{y}px"));
+    let _ = tip.remove_attribute("hidden");
 }
 
 /// The browser window's inner height in pixels (1200 outside a browser).
@@ -461,6 +544,7 @@ fn row_markup(
         let _ = write!(out, r#"<circle cx="{x1}" cy="{y}" r="4"/>"#);
         label_markup(out, label, x1, x2, y + 4.0, width);
     } else {
+        // (A polygon head: a shared `marker-end` head costs more paint per row.)
         let direction = if x2 > x1 { -1.0 } else { 1.0 };
         let tip = x2 + 7.0 * direction;
         let _ = write!(
@@ -471,11 +555,7 @@ fn row_markup(
         );
         label_markup(out, label, x1, x2, y - 4.0, width);
     }
-    out.push_str("<title>");
-    escape_into(out, &event.time);
-    out.push(' ');
-    escape_into(out, label);
-    out.push_str("</title></g>");
+    out.push_str("</g>");
 }
 
 #[cfg(test)]
@@ -521,7 +601,8 @@ mod tests {
             out.contains(r#"<polygon points="225,40 218,36 218,44"/>"#),
             "{out}"
         );
-        assert!(out.ends_with("</title></g>"), "{out}");
+        assert!(out.ends_with("</text></g>"), "{out}");
+        assert!(!out.contains("<title>"), "{out}");
     }
 
     fn nodes(count: usize) -> Vec<Arc<NodeView>> {
