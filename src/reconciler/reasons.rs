@@ -297,6 +297,33 @@ pub struct AllocDecision {
     pub decision: Decision,
 }
 
+/// The accessors [`AllocDecision`] and [`DecisionRef`] share: the fields of
+/// their `alloc` a reader of the decisions asks for.
+macro_rules! alloc_accessors {
+    () => {
+        /// Alloc ID.
+        pub fn alloc_id(&self) -> &str {
+            &self.alloc.id
+        }
+        /// Alloc name.
+        pub fn name(&self) -> &str {
+            &self.alloc.name
+        }
+        /// Node ID.
+        pub fn node_id(&self) -> &str {
+            &self.alloc.node_id
+        }
+        /// Client status as the reconciler saw it.
+        pub fn client_status(&self) -> &ClientStatus {
+            &self.alloc.client_status
+        }
+        /// Task group.
+        pub fn task_group(&self) -> &str {
+            &self.alloc.task_group
+        }
+    };
+}
+
 impl AllocDecision {
     /// A record of `alloc`.
     pub fn new(
@@ -312,26 +339,7 @@ impl AllocDecision {
             decision,
         }
     }
-    /// Alloc ID.
-    pub fn alloc_id(&self) -> &str {
-        &self.alloc.id
-    }
-    /// Alloc name.
-    pub fn name(&self) -> &str {
-        &self.alloc.name
-    }
-    /// Node ID.
-    pub fn node_id(&self) -> &str {
-        &self.alloc.node_id
-    }
-    /// Client status as the reconciler saw it.
-    pub fn client_status(&self) -> &ClientStatus {
-        &self.alloc.client_status
-    }
-    /// Task group.
-    pub fn task_group(&self) -> &str {
-        &self.alloc.task_group
-    }
+    alloc_accessors!();
 }
 
 impl PartialEq for AllocDecision {
@@ -640,26 +648,7 @@ pub struct DecisionRef<'a> {
 }
 
 impl DecisionRef<'_> {
-    /// Alloc ID.
-    pub fn alloc_id(&self) -> &str {
-        &self.alloc.id
-    }
-    /// Alloc name.
-    pub fn name(&self) -> &str {
-        &self.alloc.name
-    }
-    /// Node ID.
-    pub fn node_id(&self) -> &str {
-        &self.alloc.node_id
-    }
-    /// Client status as the reconciler saw it.
-    pub fn client_status(&self) -> &ClientStatus {
-        &self.alloc.client_status
-    }
-    /// Task group.
-    pub fn task_group(&self) -> &str {
-        &self.alloc.task_group
-    }
+    alloc_accessors!();
     /// The record as an owned [`AllocDecision`] (sharing the alloc).
     pub fn into_owned(self) -> AllocDecision {
         AllocDecision::new(Arc::clone(self.alloc), self.set, self.rule, self.decision)

@@ -1751,6 +1751,14 @@ mod tests {
 
     /// The reasons of one event, to compare subjects by address.
     fn subject_ptrs(event: &TraceEvent) -> Vec<*const super::AllocSubject> {
+        reason_ptrs(event, |item| &item.subject)
+    }
+
+    /// The addresses of one shared part, `part`, of each of an event's reasons.
+    fn reason_ptrs(
+        event: &TraceEvent,
+        part: impl Fn(&super::PackedReason) -> &Arc<super::AllocSubject>,
+    ) -> Vec<*const super::AllocSubject> {
         let TraceEvent::EvalProcessed(processed) = event else {
             return Vec::new();
         };
@@ -1758,7 +1766,7 @@ mod tests {
             .reasons
             .items
             .iter()
-            .map(|item| Arc::as_ptr(&item.subject))
+            .map(|item| Arc::as_ptr(part(item)))
             .collect()
     }
 
@@ -1805,17 +1813,7 @@ mod tests {
         assert_eq!(subjects.len(), 3);
         // One (set, reason) pair per distinct pair: within an eval, and
         // across evals once the history shared them.
-        let whys = |event: &TraceEvent| -> Vec<*const super::AllocSubject> {
-            let TraceEvent::EvalProcessed(processed) = event else {
-                return Vec::new();
-            };
-            processed
-                .reasons
-                .items
-                .iter()
-                .map(|item| Arc::as_ptr(&item.why))
-                .collect()
-        };
+        let whys = |event: &TraceEvent| reason_ptrs(event, |item| &item.why);
         let (w1, w2) = (whys(&one), whys(&again));
         assert_eq!(w1[0], w1[1]);
         assert_ne!(w2[0], w2[1]);

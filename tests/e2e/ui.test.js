@@ -335,13 +335,8 @@ test('from 1280 px down to a 1024 px laptop the page never scrolls sideways', as
 
 // Opens the benchmark's scenario of 60 nodes and 120 allocs at a laptop's size and steps once.
 async function openBigScenarioAtStep1() {
-  const { bigScenario } = require('./bench/big-scenario');
-  const opened = await openPage(browser, '/', { viewport: { width: 1440, height: 900 } });
+  const opened = await openBigScenario({ width: 1440, height: 900 });
   const { page } = opened;
-  await page.getByTestId('lessons').waitFor();
-  await page.getByTestId('scenario-input').fill(JSON.stringify(bigScenario(60, 120)));
-  await page.getByTestId('scenario-open').click();
-  await page.getByTestId('cluster').waitFor();
   await page.getByTestId('step').click();
   await waitForStep(page, 1);
   return opened;
@@ -418,12 +413,7 @@ test('above 8 clients the diagram folds the clients it has no room for into one 
 // The diagram draws only the rows in and near its box (at most 60% of the window high). Making
 // the window taller must draw the rows the box now shows at once, without waiting for a scroll.
 test('a taller window draws the diagram rows its box now shows, without a scroll', async () => {
-  const { bigScenario } = require('./bench/big-scenario');
-  const { page, errors, context } = await openPage(browser, '/', { viewport: { width: 1440, height: 500 } });
-  await page.getByTestId('lessons').waitFor();
-  await page.getByTestId('scenario-input').fill(JSON.stringify(bigScenario(60, 120)));
-  await page.getByTestId('scenario-open').click();
-  await page.getByTestId('cluster').waitFor();
+  const { page, errors, context } = await openBigScenario({ width: 1440, height: 500 });
   for (let step = 1; step <= 3; step++) {
     await page.getByTestId('step').click();
     await waitForStep(page, step);
@@ -457,12 +447,13 @@ function drawnRows([selector, rowSelector]) {
   return { drawnTo: Math.max(0, ...rows), shown: box.clientHeight, content: box.scrollHeight };
 }
 
-// Opens the benchmarks' cluster at 60 nodes (dense rows, a folded diagram) in a window `viewport`.
-async function openSixtyNodes(viewport) {
+// Opens the benchmarks' scenario of `nodes` nodes and `allocs` allocs (at 60 nodes: dense rows, a
+// folded diagram) from the start page, in a window `viewport`.
+async function openBigScenario(viewport, nodes = 60, allocs = 120) {
   const { bigScenario } = require('./bench/big-scenario');
   const opened = await openPage(browser, '/', { viewport });
   await opened.page.getByTestId('lessons').waitFor();
-  await opened.page.getByTestId('scenario-input').fill(JSON.stringify(bigScenario(60, 120)));
+  await opened.page.getByTestId('scenario-input').fill(JSON.stringify(bigScenario(nodes, allocs)));
   await opened.page.getByTestId('scenario-open').click();
   await opened.page.getByTestId('cluster').waitFor();
   return opened;
@@ -476,7 +467,7 @@ const twoFrames = (page) => page.evaluate(() => new Promise((done) => requestAni
 // the last scroll. (The dock's box is 240 px high whatever the window: the test gives it a
 // height that follows the window, as the cluster's does, to check it reads its box too.)
 test('a taller window draws the dense cluster and dock rows their boxes now show, without a scroll', async () => {
-  const { page, errors, context } = await openSixtyNodes({ width: 1440, height: 500 });
+  const { page, errors, context } = await openBigScenario({ width: 1440, height: 500 });
   await page.addStyleTag({ content: '.dock-rows { max-height: 60vh; }' });
   await page.getByTestId('step').click();
   await waitForStep(page, 1);
@@ -508,7 +499,7 @@ test('a taller window draws the dense cluster and dock rows their boxes now show
 // of the CSS): a box given another height than style.css's 60% of the window still gets its rows
 // drawn to its bottom after a resize.
 test('after a resize the diagram draws rows down to its box, whatever height the CSS gives it', async () => {
-  const { page, errors, context } = await openSixtyNodes({ width: 1440, height: 500 });
+  const { page, errors, context } = await openBigScenario({ width: 1440, height: 500 });
   await page.addStyleTag({ content: '.sequence-scroll { max-height: 85vh; }' });
   for (let step = 1; step <= 3; step++) {
     await page.getByTestId('step').click();
@@ -530,12 +521,7 @@ test('after a resize the diagram draws rows down to its box, whatever height the
 // While the diagram is shorter than its box, the box's height is not its full height: once the
 // rows overflow it (after a resize made while they did not), they are drawn to its bottom.
 test('a diagram that grows past its box after a resize draws rows down to the box', async () => {
-  const { bigScenario } = require('./bench/big-scenario');
-  const { page, errors, context } = await openPage(browser, '/', { viewport: { width: 1440, height: 1300 } });
-  await page.getByTestId('lessons').waitFor();
-  await page.getByTestId('scenario-input').fill(JSON.stringify(bigScenario(20, 40)));
-  await page.getByTestId('scenario-open').click();
-  await page.getByTestId('cluster').waitFor();
+  const { page, errors, context } = await openBigScenario({ width: 1440, height: 1300 }, 20, 40);
   const rows = ['.sequence-scroll', '[data-testid="seq-event"]'];
   await page.setViewportSize({ width: 1440, height: 1400 });
   await page.waitForFunction(() => window.innerHeight === 1400);
