@@ -9,7 +9,7 @@
 use crate::sim::history::{Session, SessionError};
 use crate::view::{AllocView, EvalView, PlaygroundView};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::cmp::Ordering;
 
 /// How an entry differs between run A and run B (Nomad's job-diff markers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -237,26 +237,48 @@ pub fn diff_views(a: &PlaygroundView, b: &PlaygroundView) -> ViewDiff {
     }
 }
 
+/// The items of both sides, each with its side (`false` for A) and its
+/// position there, stably sorted by `compare`: items that compare equal sit
+/// together, A's before B's, each side in its own order. (One merge sort and
+/// a walk over runs instead of a `BTreeMap` per key type: code size.)
+fn both_sorted<'v, T: 'v>(
+    a: impl IntoIterator<Item = &'v T>,
+    b: impl IntoIterator<Item = &'v T>,
+    compare: impl Fn(&T, &T) -> Ordering,
+) -> Vec<(bool, usize, &'v T)> {
+    let side = |is_b: bool| move |(pos, item): (usize, &'v T)| (is_b, pos, item);
+    let mut items: Vec<(bool, usize, &T)> = (a.into_iter().enumerate().map(side(false)))
+        .chain(b.into_iter().enumerate().map(side(true)))
+        .collect();
+    crate::cold_sort::sort_by(&mut items, |x, y| compare(x.2, y.2));
+    items
+}
+
+/// The last item of side `is_b` in a run of [`both_sorted`]'s items.
+fn last_of<'v, T>(run: &[(bool, usize, &'v T)], is_b: bool) -> Option<&'v T> {
+    run.iter()
+        .rev()
+        .find(|item| item.0 == is_b)
+        .map(|item| item.2)
+}
+
 fn diff_nodes(a: &PlaygroundView, b: &PlaygroundView) -> Vec<NodeDiff> {
-    let mut nodes: BTreeMap<&str, (&str, Option<&str>, Option<&str>)> = BTreeMap::new();
-    for node in &a.nodes {
-        nodes.entry(&node.id).or_insert((&node.name, None, None)).1 = Some(&node.status);
-    }
-    for node in &b.nodes {
-        nodes.entry(&node.id).or_insert((&node.name, None, None)).2 = Some(&node.status);
-    }
-    nodes
-        .into_iter()
-        .filter(|(_, (_, x, y))| x != y)
-        .map(|(id, (name, x, y))| {
-            let (x, y) = (x.map(str::to_string), y.map(str::to_string));
-            NodeDiff {
-                id: id.to_string(),
-                name: name.to_string(),
+    let items = both_sorted(&a.nodes, &b.nodes, |x, y| x.id.cmp(&y.id));
+    items
+        .chunk_by(|x, y| x.2.id == y.2.id)
+        .filter_map(|run| {
+            // The name as first seen (A's when the node is in A); each
+            // side's status as last seen.
+            let first = run[0].2;
+            let status = |is_b| last_of(run, is_b).map(|node| node.status.clone());
+            let (x, y) = (status(false), status(true));
+            (x != y).then(|| NodeDiff {
+                id: first.id.clone(),
+                name: first.name.clone(),
                 change: Change::of(&x, &y),
                 a: x,
                 b: y,
-            }
+            })
         })
         .collect()
 }
@@ -269,25 +291,33 @@ fn alloc_side(alloc: &AllocView) -> AllocSide {
     }
 }
 
+/// Every alloc of a view, node by node.
+fn all_allocs(view: &PlaygroundView) -> impl Iterator<Item = &AllocView> {
+    view.nodes
+        .iter()
+        .flat_map(|node| node.allocs.iter().map(|alloc| &**alloc))
+}
+
 fn diff_allocs(a: &PlaygroundView, b: &PlaygroundView) -> Vec<AllocDiff> {
-    let mut allocs: BTreeMap<&str, (&AllocView, Option<AllocSide>, Option<AllocSide>)> =
-        BTreeMap::new();
-    for alloc in a.nodes.iter().flat_map(|node| &node.allocs) {
-        allocs.entry(&alloc.id).or_insert((alloc, None, None)).1 = Some(alloc_side(alloc));
-    }
-    for alloc in b.nodes.iter().flat_map(|node| &node.allocs) {
-        allocs.entry(&alloc.id).or_insert((alloc, None, None)).2 = Some(alloc_side(alloc));
-    }
-    let mut diffs: Vec<AllocDiff> = allocs
-        .into_values()
-        .filter(|(_, x, y)| x != y)
-        .map(|(alloc, x, y)| AllocDiff {
-            id: alloc.id.clone(),
-            short_id: alloc.short_id.clone(),
-            name: alloc.name.clone(),
-            change: Change::of(&x, &y),
-            a: x,
-            b: y,
+    let items = both_sorted(all_allocs(a), all_allocs(b), |x: &AllocView, y| {
+        x.id.cmp(&y.id)
+    });
+    let mut diffs: Vec<AllocDiff> = items
+        .chunk_by(|x, y| x.2.id == y.2.id)
+        .filter_map(|run| {
+            let alloc = run[0].2;
+            let (x, y) = (
+                last_of(run, false).map(alloc_side),
+                last_of(run, true).map(alloc_side),
+            );
+            (x != y).then(|| AllocDiff {
+                id: alloc.id.clone(),
+                short_id: alloc.short_id.clone(),
+                name: alloc.name.clone(),
+                change: Change::of(&x, &y),
+                a: x,
+                b: y,
+            })
         })
         .collect();
     crate::cold_sort::sort_by(&mut diffs, |x, y| {
@@ -296,70 +326,93 @@ fn diff_allocs(a: &PlaygroundView, b: &PlaygroundView) -> Vec<AllocDiff> {
     diffs
 }
 
-type EvalKey = (String, String, Option<String>, usize);
-
-/// Keys each eval by what it is for and its rank among evals for the same thing.
-fn keyed_evals(evals: &[EvalView]) -> Vec<(EvalKey, &EvalView)> {
-    let mut seen: BTreeMap<(&str, &str, Option<&str>), usize> = BTreeMap::new();
-    evals
-        .iter()
-        .map(|eval| {
-            let rank = seen
-                .entry((&eval.job_id, &eval.triggered_by, eval.node_id.as_deref()))
-                .or_default();
-            let key = (
-                eval.job_id.clone(),
-                eval.triggered_by.clone(),
-                eval.node_id.clone(),
-                *rank,
-            );
-            *rank += 1;
-            (key, eval)
+/// An eval's DesiredTGUpdates counters as ((group, counter), value), sorted
+/// by (group, counter), the last value of a repeated counter kept.
+fn counters(eval: Option<&EvalView>) -> Vec<((&str, &str), u64)> {
+    let mut all: Vec<((&str, &str), u64)> = eval
+        .into_iter()
+        .flat_map(|eval| &eval.desired_tg_updates)
+        .flat_map(|(group, counters)| {
+            counters
+                .iter()
+                .map(move |(name, value)| ((group.as_str(), name.as_str()), *value))
         })
+        .collect();
+    crate::cold_sort::sort_by(&mut all, |x, y| x.0.cmp(&y.0));
+    let mut unique: Vec<((&str, &str), u64)> = Vec::with_capacity(all.len());
+    for item in all {
+        match unique.last_mut() {
+            Some(last) if last.0 == item.0 => *last = item,
+            _ => unique.push(item),
+        }
+    }
+    unique
+}
+
+/// The value of counter `name` in [`counters`]'s list.
+fn counter(counters: &[((&str, &str), u64)], name: (&str, &str)) -> Option<u64> {
+    let at = counters.binary_search_by(|entry| entry.0.cmp(&name)).ok()?;
+    Some(counters[at].1)
+}
+
+/// The eval of A and of B that answer each other: the n-th eval for the
+/// same (job, trigger, node) on each side. A's evals first, in A's order,
+/// then B's that have no partner, in B's order.
+fn eval_pairs<'v>(
+    a: &'v [EvalView],
+    b: &'v [EvalView],
+) -> Vec<(Option<&'v EvalView>, Option<&'v EvalView>)> {
+    fn what(eval: &EvalView) -> (&str, &str, Option<&str>) {
+        (
+            eval.job_id.as_str(),
+            eval.triggered_by.as_str(),
+            eval.node_id.as_deref(),
+        )
+    }
+    let items = both_sorted(a, b, |x, y| what(x).cmp(&what(y)));
+    let mut partner_of_a: Vec<Option<&EvalView>> = vec![None; a.len()];
+    let mut b_paired = vec![false; b.len()];
+    for run in items.chunk_by(|x, y| what(x.2) == what(y.2)) {
+        let (in_a, in_b) = run.split_at(run.iter().take_while(|item| !item.0).count());
+        for (x, y) in in_a.iter().zip(in_b) {
+            partner_of_a[x.1] = Some(y.2);
+            b_paired[y.1] = true;
+        }
+    }
+    let extra_b = b
+        .iter()
+        .zip(b_paired)
+        .filter(|(_, paired)| !paired)
+        .map(|(eval, _)| (None, Some(eval)));
+    a.iter()
+        .map(Some)
+        .zip(partner_of_a)
+        .chain(extra_b)
         .collect()
 }
 
-fn counters(eval: Option<&EvalView>) -> BTreeMap<(&str, &str), u64> {
-    crate::cold_sort::map_from(
-        eval.into_iter()
-            .flat_map(|eval| &eval.desired_tg_updates)
-            .flat_map(|(group, counters)| {
-                counters
-                    .iter()
-                    .map(move |(name, value)| ((group.as_str(), name.as_str()), *value))
-            }),
-    )
-}
-
 fn diff_evals(a: &PlaygroundView, b: &PlaygroundView) -> Vec<EvalDiff> {
-    let keyed_a = keyed_evals(&a.evals);
-    let keyed_b: BTreeMap<EvalKey, &EvalView> = crate::cold_sort::map_from(keyed_evals(&b.evals));
-    // A's order first, then B's extras in B's order.
-    let mut keys: Vec<&EvalKey> = keyed_a.iter().map(|(key, _)| key).collect();
-    let in_a: BTreeMap<&EvalKey, &EvalView> =
-        crate::cold_sort::map_from(keyed_a.iter().map(|(k, e)| (k, *e)));
-    let extra_b: Vec<(EvalKey, &EvalView)> = keyed_evals(&b.evals)
-        .into_iter()
-        .filter(|(key, _)| !in_a.contains_key(key))
-        .collect();
-    keys.extend(extra_b.iter().map(|(key, _)| key));
     let side = |eval: &EvalView| EvalSide {
         id: eval.id.clone(),
         short_id: eval.short_id.clone(),
         status: eval.status.clone(),
     };
-    keys.into_iter()
-        .filter_map(|key| {
-            let x = in_a.get(key).copied();
-            let y = keyed_b.get(key).copied();
+    eval_pairs(&a.evals, &b.evals)
+        .into_iter()
+        .filter_map(|(x, y)| {
             let (counters_a, counters_b) = (counters(x), counters(y));
-            let mut names: Vec<&(&str, &str)> = counters_a.keys().collect();
-            names.extend(counters_b.keys().filter(|k| !counters_a.contains_key(*k)));
+            let mut names: Vec<(&str, &str)> = counters_a.iter().map(|c| c.0).collect();
+            names.extend(
+                counters_b
+                    .iter()
+                    .map(|c| c.0)
+                    .filter(|name| counter(&counters_a, *name).is_none()),
+            );
             let counter_diffs: Vec<CounterDiff> = names
                 .into_iter()
                 .filter_map(|name| {
-                    let va = counters_a.get(name).copied().unwrap_or(0);
-                    let vb = counters_b.get(name).copied().unwrap_or(0);
+                    let va = counter(&counters_a, name).unwrap_or(0);
+                    let vb = counter(&counters_b, name).unwrap_or(0);
                     (va != vb).then(|| CounterDiff {
                         group: name.0.to_string(),
                         counter: name.1.to_string(),
@@ -373,10 +426,12 @@ fn diff_evals(a: &PlaygroundView, b: &PlaygroundView) -> Vec<EvalDiff> {
             if !status_differs && counter_diffs.is_empty() {
                 return None;
             }
+            // Both sides' evals are for the same (job, trigger, node).
+            let key = x.or(y)?;
             Some(EvalDiff {
-                job_id: key.0.clone(),
-                triggered_by: key.1.clone(),
-                node_id: key.2.clone(),
+                job_id: key.job_id.clone(),
+                triggered_by: key.triggered_by.clone(),
+                node_id: key.node_id.clone(),
                 change: Change::of(&sa, &sb),
                 a: sa,
                 b: sb,

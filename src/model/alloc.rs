@@ -327,7 +327,7 @@ impl TaskStates {
 
     /// The same states as a `BTreeMap`.
     pub fn to_map(&self) -> BTreeMap<String, TaskState> {
-        self.tasks().iter().cloned().collect()
+        crate::cold_sort::map_from(self.tasks().iter().cloned())
     }
 }
 
@@ -359,9 +359,9 @@ impl<'a> IntoIterator for &'a mut TaskStates {
 
 impl FromIterator<(String, TaskState)> for TaskStates {
     fn from_iter<I: IntoIterator<Item = (String, TaskState)>>(tasks: I) -> Self {
-        // Sorted, the last state of a repeated task winning, as a BTreeMap.
-        let map: BTreeMap<String, TaskState> = tasks.into_iter().collect();
-        map.into()
+        // Sorted, the last state of a repeated task winning, as a BTreeMap
+        // (built by inserting: `collect` would compile a sort of its own).
+        crate::cold_sort::map_from(tasks).into()
     }
 }
 
