@@ -203,14 +203,15 @@ pub struct ServerState {
     pub placement: scheduler::PlacementIndex,
 }
 
-/// The nodes that are down, disconnected or draining: a cache derived
+/// The nodes that are down, disconnected or draining, with their lookup
+/// table ([`scheduler::TaintedNodes`]): a cache derived
 /// from [`ServerState::nodes`], shared by every eval's reconciler input
 /// (the reconciler looks up only the nodes of the job's allocs, so the
 /// whole cluster's tainted nodes serve every job) until a node write
 /// empties it ([`Server::nodes_changed`]); the next eval fills it again.
 /// It is not state: it is not serialized and any two compare equal.
 #[derive(Debug, Clone, Default)]
-pub struct TaintedCache(pub(crate) Option<Arc<BTreeMap<String, Option<Node>>>>);
+pub struct TaintedCache(pub(crate) Option<scheduler::TaintedNodes>);
 
 impl PartialEq for TaintedCache {
     fn eq(&self, _: &Self) -> bool {

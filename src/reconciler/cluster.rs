@@ -28,7 +28,9 @@
 mod table;
 
 use super::alloc_set::{AllocNameIndex, AllocSet, name_index};
-use super::filters::{self, BATCHED_FAILED_ALLOC_WINDOW, FilterContext, RescheduleContext};
+use super::filters::{
+    self, BATCHED_FAILED_ALLOC_WINDOW, FilterContext, RescheduleContext, TaintedIndex,
+};
 use super::picker::{Pick, Picker};
 use super::reasons::{AllocCategory, ClassifyRule, Decision, Decisions, StopReason};
 use super::rules::{ExpiredAllocs, ReconcilerRules, ReconnectReconciliation, ReplacementLookup};
@@ -382,13 +384,32 @@ pub fn reconcile(
     update_fn: &AllocUpdateFn<'_>,
     next_id: &mut dyn FnMut() -> String,
 ) -> ReconcileResult {
+    let tainted = TaintedIndex::new(&input.tainted_nodes);
+    reconcile_indexed(input, &tainted, options, update_fn, next_id)
+}
+
+/// [`reconcile`] with the lookup table of `input.tainted_nodes` built
+/// beforehand: a caller that hands many runs one shared map (the
+/// scheduler) builds its table once. `tainted` must be the table of that
+/// very map (debug builds check).
+pub fn reconcile_indexed(
+    input: &ClusterInput,
+    tainted: &TaintedIndex,
+    options: &ReconcileOptions,
+    update_fn: &AllocUpdateFn<'_>,
+    next_id: &mut dyn FnMut() -> String,
+) -> ReconcileResult {
+    debug_assert!(
+        tainted.indexes(&input.tainted_nodes),
+        "the tainted-node table is not the input's"
+    );
     let cx = FilterContext {
         tainted_nodes: &input.tainted_nodes,
         now: input.now,
         rules: &options.rules,
     };
     // One pass over the allocs; the rest of the run works on the table.
-    let (table, firsts) = Table::build(&input.allocs, &cx);
+    let (table, firsts) = Table::build(&input.allocs, tainted, &cx);
     let slots = table.slots();
     let mut r = Reconciler {
         input,

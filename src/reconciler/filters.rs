@@ -106,20 +106,32 @@ impl Classified {
 /// Classifies one alloc: the first matching row of Nomad's
 /// `classificationRules` wins.
 pub fn classify_alloc(alloc: &Allocation, cx: &FilterContext<'_>) -> (AllocCategory, ClassifyRule) {
-    classify_alloc_on(alloc, cx.tainted_nodes.get(&alloc.node_id), cx)
+    let tainted = cx.tainted_nodes.get(&alloc.node_id);
+    classify_alloc_on(alloc, tainted.map(|n| n.as_ref().map(|n| &n.status)), cx)
 }
 
-/// The tainted nodes of a run as a lookup table, built once per run: each
-/// node ID's first 16 bytes as one number (node IDs are UUIDs, so that
-/// almost always decides), found through an open-addressing table keyed by
-/// a hash of that number, and the full ID compared only on a prefix hit.
-/// The table is only probed, never walked, so no result depends on the
-/// hash.
-pub struct TaintedIndex<'a> {
+/// A tainted node as the classification reads it: its status, or `None`
+/// when it is gone (garbage-collected).
+pub type TaintedNode<'a> = Option<&'a NodeStatus>;
+
+/// The tainted nodes of a run as a lookup table: each node ID's first 16
+/// bytes as one number (node IDs are UUIDs, so that almost always
+/// decides), found through an open-addressing table keyed by a hash of
+/// that number, and the full ID compared only on a prefix hit. It keeps
+/// what the classification reads of a node (its status), so it owns its
+/// data and one table can serve many runs over the same map (the
+/// scheduler keeps one beside its shared tainted-node map:
+/// [`reconcile_indexed`](super::cluster::reconcile_indexed)). The table is
+/// only probed, never walked, so no result depends on the hash.
+#[derive(Debug, Clone, Default)]
+pub struct TaintedIndex {
     /// Per node, in ID order: the ID's prefix (see [`id_prefix`]).
     prefixes: Vec<u128>,
-    /// Per node, in ID order: the ID and its entry.
-    nodes: Vec<(&'a str, &'a Option<Node>)>,
+    /// Per node, in ID order: where its ID ends in `ids`, and its status
+    /// (`None`: gone).
+    nodes: Vec<(u32, Option<NodeStatus>)>,
+    /// The node IDs in order, one after the other.
+    ids: String,
     /// Per slot: 1 + a node's position in `nodes`, or 0 when empty; at most
     /// half the slots are used, and their number is a power of two.
     slots: Vec<u32>,
@@ -133,9 +145,9 @@ fn prefix_hash(p: u128) -> u64 {
     ((p as u64) ^ ((p >> 64) as u64).rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-impl<'a> TaintedIndex<'a> {
+impl TaintedIndex {
     /// The table of `nodes`.
-    pub fn new(nodes: &'a BTreeMap<String, Option<Node>>) -> Self {
+    pub fn new(nodes: &BTreeMap<String, Option<Node>>) -> Self {
         let prefixes: Vec<u128> = nodes.keys().map(|id| id_prefix(id)).collect();
         let (mut slots, mut shift) = (Vec::new(), 64);
         if !prefixes.is_empty() {
@@ -150,16 +162,32 @@ impl<'a> TaintedIndex<'a> {
                 slots[h] = i as u32 + 1;
             }
         }
+        let mut ids = String::with_capacity(nodes.keys().map(String::len).sum());
+        let nodes = nodes
+            .iter()
+            .map(|(id, node)| {
+                ids.push_str(id);
+                (ids.len() as u32, node.as_ref().map(|n| n.status.clone()))
+            })
+            .collect();
         TaintedIndex {
             prefixes,
-            nodes: nodes.iter().map(|(id, n)| (id.as_str(), n)).collect(),
+            nodes,
+            ids,
             slots,
             shift,
         }
     }
+
+    /// The ID of the node at `i`.
+    fn id(&self, i: usize) -> &str {
+        let start = i.checked_sub(1).map_or(0, |j| self.nodes[j].0 as usize);
+        &self.ids[start..self.nodes[i].0 as usize]
+    }
+
     /// The entry of node `id`, if it is tainted.
     #[inline(always)]
-    pub fn get(&self, id: &str) -> Option<&'a Option<Node>> {
+    pub fn get(&self, id: &str) -> Option<TaintedNode<'_>> {
         if self.slots.is_empty() {
             return None;
         }
@@ -168,14 +196,23 @@ impl<'a> TaintedIndex<'a> {
         let mut h = (prefix_hash(p) >> self.shift) as usize;
         loop {
             let i = self.slots[h].checked_sub(1)? as usize;
-            if self.prefixes[i] == p {
-                let (k, n) = self.nodes[i];
-                if k == id {
-                    return Some(n);
-                }
+            if self.prefixes[i] == p && self.id(i) == id {
+                return Some(self.nodes[i].1.as_ref());
             }
             h = (h + 1) & mask;
         }
+    }
+
+    /// Whether this is the table of `nodes` (for debug checks of a table
+    /// kept between runs).
+    pub fn indexes(&self, nodes: &BTreeMap<String, Option<Node>>) -> bool {
+        self.nodes.len() == nodes.len()
+            && nodes.iter().enumerate().all(|(i, (id, node))| {
+                self.id(i) == id
+                    && self.prefixes[i] == id_prefix(id)
+                    && self.nodes[i].1.as_ref() == node.as_ref().map(|n| &n.status)
+                    && self.get(id) == Some(node.as_ref().map(|n| &n.status))
+            })
     }
 }
 
@@ -219,7 +256,7 @@ pub(crate) fn id_prefix(s: &str) -> u128 {
 #[inline]
 pub(crate) fn plainly_fine(
     alloc: &Allocation,
-    tainted: Option<&Option<Node>>,
+    tainted: Option<TaintedNode<'_>>,
     cx: &FilterContext<'_>,
 ) -> bool {
     tainted.is_none()
@@ -233,7 +270,7 @@ pub(crate) fn plainly_fine(
 /// looked up.
 pub(crate) fn classify_alloc_on(
     alloc: &Allocation,
-    tainted: Option<&Option<Node>>,
+    tainted: Option<TaintedNode<'_>>,
     cx: &FilterContext<'_>,
 ) -> (AllocCategory, ClassifyRule) {
     use AllocCategory as C;
@@ -243,8 +280,7 @@ pub(crate) fn classify_alloc_on(
         ClientStatus::Unknown | ClientStatus::Running | ClientStatus::Failed
     ) && cx.needs_to_reconnect(alloc);
     let node_is_tainted = tainted.is_some();
-    let node: Option<&Node> = tainted.and_then(Option::as_ref);
-    let node_status = node.map(|n| &n.status);
+    let node_status: Option<&NodeStatus> = tainted.flatten();
     let disconnected = node_status == Some(&NodeStatus::Disconnected);
     let server_terminal = alloc.server_terminal_status();
     let terminal = alloc.terminal_status();
@@ -308,9 +344,9 @@ pub(crate) fn classify_alloc_on(
             R::DisconnectedUnknown
         } else if node_fine {
             R::UnknownOnFineNode
-        } else if node_is_tainted && node.is_none() {
+        } else if node_is_tainted && node_status.is_none() {
             R::NodeGone
-        } else if node.is_some_and(Node::terminal_status) {
+        } else if node_status == Some(&NodeStatus::Down) {
             R::NodeDown
         } else {
             R::Default
@@ -329,10 +365,11 @@ pub(crate) fn classify_alloc_on(
     if node_fine {
         return (C::Untainted, R::NodeFine);
     }
-    if node_is_tainted && node.is_none() {
+    if node_is_tainted && node_status.is_none() {
         return (C::Lost, R::NodeGone);
     }
-    let down = node.is_some_and(Node::terminal_status);
+    // `Node::terminal_status`.
+    let down = node_status == Some(&NodeStatus::Down);
     let replace = alloc.replace_on_disconnect(cx.legacy());
     if down && !replace && alloc.client_status == ClientStatus::Unknown {
         return (C::Untainted, R::DownNoReplaceUnknown);

@@ -17,8 +17,9 @@ use crate::model::{
     Node, NodeStatus, RescheduleEvent, RescheduleTracker,
 };
 use crate::reconciler::cluster::{
-    ClusterInput, ReconcileOptions, ReconcileResult, UpdateType, reconcile,
+    ClusterInput, ReconcileOptions, ReconcileResult, UpdateType, reconcile_indexed,
 };
+use crate::reconciler::filters::TaintedIndex;
 use crate::reconciler::node::{NodeReconciler, NodeRules, TerminalByNodeByName};
 use crate::reconciler::rules::ReconcilerRules;
 use crate::scenario::format::JobSpec;
@@ -32,6 +33,15 @@ use std::sync::Arc;
 mod placement;
 
 pub use placement::PlacementIndex;
+
+/// The cluster's tainted nodes as [`super::TaintedCache`] keeps them: the
+/// map every generic eval's reconciler input shares, and its lookup table
+/// (built once with it instead of once per reconcile).
+#[derive(Debug, Clone)]
+pub struct TaintedNodes {
+    map: Arc<BTreeMap<String, Option<Node>>>,
+    index: Arc<TaintedIndex>,
+}
 
 /// One scheduling attempt's output.
 struct Attempt {
@@ -327,16 +337,14 @@ impl Server {
     /// The nodes that are down, disconnected or draining, or gone (`None`),
     /// of the whole cluster: a superset of Nomad's `taintedNodes` (the
     /// tainted nodes of a job's allocs), which the cluster reconciler only
-    /// looks up by an alloc's node, so it decides the same.
+    /// looks up by an alloc's node, so it decides the same; with its lookup
+    /// table.
     ///
     /// Kept in [`super::TaintedCache`] between node writes and shared by
     /// every eval until then. Nodes are never removed and allocs are placed
     /// only on stored nodes, so no alloc's node is gone (debug builds check
-    /// it, and that the cache is current).
-    fn cluster_tainted_nodes(
-        &mut self,
-        allocs: &[Arc<Allocation>],
-    ) -> Arc<BTreeMap<String, Option<Node>>> {
+    /// it, and that the cache and its table are current).
+    fn cluster_tainted_nodes(&mut self, allocs: &[Arc<Allocation>]) -> TaintedNodes {
         debug_assert!(
             allocs
                 .iter()
@@ -346,14 +354,22 @@ impl Server {
         match &self.state.tainted_cache.0 {
             Some(cluster) => {
                 debug_assert!(
-                    **cluster == self.cluster_tainted(),
+                    *cluster.map == self.cluster_tainted(),
                     "stale tainted-node cache"
                 );
-                Arc::clone(cluster)
+                debug_assert!(
+                    cluster.index.indexes(&cluster.map),
+                    "the cached tainted-node table is not its map's"
+                );
+                cluster.clone()
             }
             None => {
-                let cluster = Arc::new(self.cluster_tainted());
-                self.state.tainted_cache = super::TaintedCache(Some(Arc::clone(&cluster)));
+                let map = self.cluster_tainted();
+                let cluster = TaintedNodes {
+                    index: Arc::new(TaintedIndex::new(&map)),
+                    map: Arc::new(map),
+                };
+                self.state.tainted_cache = super::TaintedCache(Some(cluster.clone()));
                 cluster
             }
         }
@@ -364,7 +380,7 @@ impl Server {
     /// system jobs also asks which nodes are tainted, so it gets exactly
     /// these).
     fn tainted_nodes(&mut self, allocs: &[Arc<Allocation>]) -> BTreeMap<String, Option<Node>> {
-        let cluster = self.cluster_tainted_nodes(allocs);
+        let cluster = self.cluster_tainted_nodes(allocs).map;
         if cluster.is_empty() {
             return BTreeMap::new();
         }
@@ -555,7 +571,7 @@ impl Server {
         // on a down or collected node are lost. (The alloc's own fields are
         // checked before its node is looked up: few allocs need the lookup.)
         for alloc in &allocs {
-            let down = || match tainted.get(&alloc.node_id) {
+            let down = || match tainted.map.get(&alloc.node_id) {
                 Some(None) => true,
                 Some(Some(node)) => node.status == NodeStatus::Down,
                 None => false,
@@ -593,7 +609,7 @@ impl Server {
             allocs,
             eval_id: eval.id.clone(),
             eval_priority: eval.priority,
-            tainted_nodes: tainted,
+            tainted_nodes: Arc::clone(&tainted.map),
             now: now_time,
         };
         let options = ReconcileOptions {
@@ -631,7 +647,7 @@ impl Server {
             counter += 1;
             id
         };
-        let result = reconcile(&input, &options, &update_fn, &mut next_id);
+        let result = reconcile_indexed(&input, &tainted.index, &options, &update_fn, &mut next_id);
         self.state.next_id = counter;
 
         // Allocs left alone are not listed: the history keeps every eval's

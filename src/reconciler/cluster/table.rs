@@ -24,6 +24,9 @@ use std::sync::Arc;
 /// What the rules read most of an input alloc, taken in one pass.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Facts {
+    /// Its ID's prefix (see `id_prefix`), kept here so that the pass
+    /// fills one vector.
+    prefix: u128,
     /// The classification set (`classifyAllocs` on the input alloc).
     pub cat: AllocCategory,
     /// The classification rule.
@@ -50,8 +53,6 @@ pub(super) struct Table<'a> {
     /// Per row: its position in the input; empty when the input is already
     /// in ID order (row = position).
     order: Vec<u32>,
-    /// Per input alloc: its ID's prefix (see `id_prefix`).
-    prefixes: Vec<u128>,
     /// Per input alloc: what the rules read of it (in input order, so the
     /// one pass writes it in place).
     facts: Vec<Facts>,
@@ -76,11 +77,14 @@ impl<'a> Table<'a> {
     /// some ID is held by more than one row, per distinct ID (reason record
     /// slot) the input position of its first alloc (else empty: a record
     /// is a row, see [`Table::into_order`]).
-    pub fn build(input: &'a [Arc<Allocation>], cx: &FilterContext<'_>) -> (Table<'a>, Vec<u32>) {
-        let nodes = TaintedIndex::new(cx.tainted_nodes);
+    /// `nodes` is the table of `cx.tainted_nodes`.
+    pub fn build(
+        input: &'a [Arc<Allocation>],
+        nodes: &TaintedIndex,
+        cx: &FilterContext<'_>,
+    ) -> (Table<'a>, Vec<u32>) {
         let n = input.len();
         let mut group_names: Vec<&'a str> = Vec::new();
-        let mut prefixes: Vec<u128> = Vec::with_capacity(n);
         let mut facts_in: Vec<Facts> = Vec::with_capacity(n);
         let mut group = usize::MAX;
         // The current group's name as (length, prefix): names of up to 16
@@ -90,7 +94,7 @@ impl<'a> Table<'a> {
         // The one pass over the allocs: each is read here and, after this,
         // only where a rule needs more than its facts.
         for a in input {
-            prefixes.push(id_prefix(&a.id));
+            let prefix = id_prefix(&a.id);
             let tg = a.task_group.as_str();
             let same_group = if tg.len() <= 16 {
                 group_key == (tg.len(), id_prefix(tg))
@@ -115,6 +119,7 @@ impl<'a> Table<'a> {
                     (AllocCategory::Untainted, ClassifyRule::NodeFine)
                 );
                 Facts {
+                    prefix,
                     cat: AllocCategory::Untainted,
                     rule: ClassifyRule::NodeFine,
                     server_terminal: false,
@@ -128,6 +133,7 @@ impl<'a> Table<'a> {
                 let server_terminal = a.server_terminal_status();
                 any_server_terminal |= server_terminal;
                 Facts {
+                    prefix,
                     cat,
                     rule,
                     server_terminal,
@@ -139,11 +145,10 @@ impl<'a> Table<'a> {
             };
             facts_in.push(facts);
         }
-        let order = sort_order(&prefixes, input);
+        let order = sort_order(n, |i| facts_in[i].prefix, input);
         let mut table = Table {
             input,
             order,
-            prefixes,
             facts: facts_in,
             slots: Vec::new(),
             group_names,
@@ -153,8 +158,9 @@ impl<'a> Table<'a> {
         };
         // Equal IDs are neighbours; their rows share one record. IDs are
         // compared only on equal prefixes.
-        let prefixes = &table.prefixes;
-        let same = |x: usize, y: usize| prefixes[x] == prefixes[y] && input[x].id == input[y].id;
+        let facts = &table.facts;
+        let same =
+            |x: usize, y: usize| facts[x].prefix == facts[y].prefix && input[x].id == input[y].id;
         let has_duplicates = if table.order.is_empty() {
             (1..n).any(|k| same(k - 1, k))
         } else {
@@ -223,7 +229,7 @@ impl<'a> Table<'a> {
     /// The ID prefix of the alloc at row `k`.
     #[inline]
     fn prefix(&self, k: usize) -> u128 {
-        self.prefixes[self.input_pos(k)]
+        self.facts[self.input_pos(k)].prefix
     }
 
     /// Whether some alloc of the table is server-terminal (else no set
@@ -335,18 +341,17 @@ impl<'a> Table<'a> {
     }
 }
 
-/// The input positions in ID order (stable: equal IDs in input order),
-/// given each alloc's ID prefix; empty when the input is already in that
+/// The input positions in ID order (stable: equal IDs in input order) of
+/// `n` allocs, given each alloc's ID prefix; empty when the input is already in that
 /// order (which is only checked). Input that interleaves a few ascending
 /// runs (say originals and their replacements, each created in ID order)
 /// is dealt onto at most [`MAX_RUNS`] runs, which are then merged;
 /// anything else is sorted.
-fn sort_order(prefixes: &[u128], input: &[Arc<Allocation>]) -> Vec<u32> {
-    let n = prefixes.len();
+fn sort_order(n: usize, prefix: impl Fn(usize) -> u128, input: &[Arc<Allocation>]) -> Vec<u32> {
     // A total order: (prefix, ID, position); IDs are read only on equal
     // prefixes.
     let lt = |x: usize, y: usize| {
-        let (px, py) = (prefixes[x], prefixes[y]);
+        let (px, py) = (prefix(x), prefix(y));
         if px != py {
             return px < py;
         }
@@ -356,8 +361,13 @@ fn sort_order(prefixes: &[u128], input: &[Arc<Allocation>]) -> Vec<u32> {
             Ordering::Equal => x < y,
         }
     };
-    // The sorted head of the input starts the first run.
-    let head = (1..n).find(|i| !lt(i - 1, *i)).unwrap_or(n);
+    // The sorted head of the input starts the first run. Strictly rising
+    // prefixes decide almost every pair without calling `lt`.
+    let mut head = 1;
+    while head < n && (prefix(head - 1) < prefix(head) || lt(head - 1, head)) {
+        head += 1;
+    }
+    let head = head.min(n);
     if head == n {
         return Vec::new();
     }
@@ -367,10 +377,10 @@ fn sort_order(prefixes: &[u128], input: &[Arc<Allocation>]) -> Vec<u32> {
     // Per run: the prefix and position of its last alloc (prefixes decide
     // almost every comparison without reading the runs or the IDs).
     let mut lasts = [(0u128, 0usize); MAX_RUNS];
-    lasts[0] = (prefixes[head - 1], head - 1);
+    lasts[0] = (prefix(head - 1), head - 1);
     // Deal each further alloc onto the first run whose last alloc sorts
     // before it.
-    for (i, &p) in prefixes.iter().enumerate().skip(head) {
+    for (i, p) in (head..n).map(|i| (i, prefix(i))) {
         let run = lasts[..runs.len()]
             .iter()
             .position(|&(lp, l)| lp < p || (lp == p && lt(l, i)));
@@ -387,7 +397,7 @@ fn sort_order(prefixes: &[u128], input: &[Arc<Allocation>]) -> Vec<u32> {
             }
             None => {
                 let mut keyed: Vec<(u128, u32)> =
-                    (0..n as u32).map(|i| (prefixes[i as usize], i)).collect();
+                    (0..n as u32).map(|i| (prefix(i as usize), i)).collect();
                 // The order is total, so an unstable sort is stable here.
                 keyed.sort_unstable_by(|x, y| {
                     x.0.cmp(&y.0)
@@ -882,7 +892,7 @@ mod tests {
         for ids in cases {
             let input = allocs(&ids);
             let prefixes: Vec<u128> = input.iter().map(|a| id_prefix(&a.id)).collect();
-            let mut order = sort_order(&prefixes, &input);
+            let mut order = sort_order(input.len(), |i| prefixes[i], &input);
             if order.is_empty() {
                 order = (0..input.len() as u32).collect();
             }
@@ -978,7 +988,7 @@ mod tests {
             now: crate::model::Time::ZERO,
             rules: &rules,
         };
-        let (t, firsts) = Table::build(&input, &cx);
+        let (t, firsts) = Table::build(&input, &TaintedIndex::new(&nodes), &cx);
         assert_eq!(firsts.len(), 6, "one record per distinct ID");
         assert_eq!(t.slots(), 6);
         for id in ids.iter().rev().chain(ids.iter()) {
