@@ -109,7 +109,7 @@ fn print_owned_parts(title: &str, mut sim: Sim) {
     take("clients", made_bytes_dropped(&mut sim.clients));
     take("queue", made_bytes_dropped(&mut sim.queue));
     take("net", made_bytes_dropped(&mut sim.net));
-    take("trace_texts", made_bytes_dropped(&mut sim.trace_texts));
+    take("trace_texts", made_bytes_dropped(&mut sim.server.texts));
     take("check_memo", made_bytes_dropped(&mut sim.check_memo));
     let before = live_bytes();
     drop(sim);

@@ -27,7 +27,7 @@ use crate::sim::chunk_map::{ChunkMap, ChunkVec};
 use crate::sim::net::CallId;
 use crate::sim::queue::Tick;
 use crate::sim::rng::Rng;
-use crate::sim::trace::{BrokerState, EvalCreated, GroupUpdates, TraceEvent};
+use crate::sim::trace::{BrokerState, EvalCreated, GroupUpdates, SharedTexts, TraceEvent};
 use broker::Broker;
 use rpc::{Reply, Rpc};
 use serde::{Deserialize, Serialize};
@@ -163,11 +163,11 @@ pub struct ServerState {
     pub jobs: BTreeMap<String, JobRecord>,
     /// Allocs by ID.
     pub allocs: ChunkMap<String, Arc<Allocation>>,
-    /// Allocs by node ID, then alloc ID (shares the `Arc`s of `allocs`;
-    /// each node's map is shared between history checkpoints until written).
-    pub allocs_by_node: BTreeMap<String, Arc<BTreeMap<String, Arc<Allocation>>>>,
-    /// Allocs by job ID, then alloc ID (as `allocs_by_node`).
-    pub allocs_by_job: BTreeMap<String, Arc<BTreeMap<String, Arc<Allocation>>>>,
+    /// Allocs by node ID, in alloc ID order (shares the `Arc`s of `allocs`;
+    /// each node's list is shared between history checkpoints until written).
+    pub allocs_by_node: BTreeMap<String, Arc<AllocIndex>>,
+    /// Allocs by job ID, in alloc ID order (as `allocs_by_node`).
+    pub allocs_by_job: BTreeMap<String, Arc<AllocIndex>>,
     /// Alloc IDs by name, in creation order.
     pub allocs_by_name: ChunkMap<String, Vec<String>>,
     /// Evals by ID (each shared between history checkpoints until written).
@@ -203,6 +203,76 @@ pub struct ServerState {
     pub placement: scheduler::PlacementIndex,
 }
 
+/// The allocs of one node or one job ([`ServerState::allocs_by_node`],
+/// [`ServerState::allocs_by_job`]), sorted by alloc ID: the alloc's own ID
+/// is the key, so a list holds one pointer per alloc, and the scheduler's
+/// copy of a job's allocs is a copy of the list. It reads like the map
+/// from alloc ID to alloc it stands for, and serializes as one.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AllocIndex {
+    /// The allocs, sorted by ID, IDs unique.
+    allocs: Vec<Arc<Allocation>>,
+}
+
+impl AllocIndex {
+    /// How many allocs.
+    pub fn len(&self) -> usize {
+        self.allocs.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.allocs.is_empty()
+    }
+
+    /// The alloc with ID `id`.
+    pub fn get(&self, id: &str) -> Option<&Arc<Allocation>> {
+        self.position(id).ok().map(|index| &self.allocs[index])
+    }
+
+    /// The allocs in ID order.
+    pub fn values(&self) -> std::slice::Iter<'_, Arc<Allocation>> {
+        self.allocs.iter()
+    }
+
+    /// Where `id` is, or would go.
+    fn position(&self, id: &str) -> Result<usize, usize> {
+        self.allocs
+            .binary_search_by(|alloc| alloc.id.as_str().cmp(id))
+    }
+
+    /// Writes `alloc` (insert or replace).
+    fn put(&mut self, alloc: &Arc<Allocation>) {
+        match self.position(&alloc.id) {
+            Ok(index) => self.allocs[index] = Arc::clone(alloc),
+            Err(index) => self.allocs.insert(index, Arc::clone(alloc)),
+        }
+    }
+
+    /// Removes the alloc with ID `id`.
+    fn remove(&mut self, id: &str) -> Option<Arc<Allocation>> {
+        let index = self.position(id).ok()?;
+        Some(self.allocs.remove(index))
+    }
+}
+
+impl Serialize for AllocIndex {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.allocs.iter().map(|alloc| (&alloc.id, alloc)))
+    }
+}
+
+impl<'de> Deserialize<'de> for AllocIndex {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = BTreeMap::<String, Arc<Allocation>>::deserialize(deserializer)?;
+        let mut index = AllocIndex::default();
+        for alloc in map.values() {
+            index.put(alloc);
+        }
+        Ok(index)
+    }
+}
+
 /// The nodes that are down, disconnected or draining, with their lookup
 /// table ([`scheduler::TaintedNodes`]): a cache derived
 /// from [`ServerState::nodes`], shared by every eval's reconciler input
@@ -232,6 +302,12 @@ pub struct Server {
     pub id_seed: u64,
     /// State.
     pub state: ServerState,
+    /// The repeating texts of the trace (node names, fixed reasons), each
+    /// once: the server's and the simulator's events take theirs from here
+    /// (not state: not serialized, any two compare equal, empty in a
+    /// deserialized server).
+    #[serde(skip)]
+    pub texts: SharedTexts,
 }
 
 /// An input to the server.
@@ -387,6 +463,7 @@ impl Server {
                 tainted_cache: TaintedCache::default(),
                 placement: scheduler::PlacementIndex::default(),
             },
+            texts: SharedTexts::default(),
         }
     }
 
@@ -460,25 +537,16 @@ pub fn group_key(job: &str, group: &str) -> String {
 }
 
 /// Writes `alloc` into an index by node or job (`index`, under `key`),
-/// copying the keys only for new entries.
-fn index_alloc(
-    index: &mut BTreeMap<String, Arc<BTreeMap<String, Arc<Allocation>>>>,
-    key: &str,
-    alloc: &Arc<Allocation>,
-) {
-    // One lookup of the key when its map exists (it usually does).
+/// copying the key only for a new entry.
+fn index_alloc(index: &mut BTreeMap<String, Arc<AllocIndex>>, key: &str, alloc: &Arc<Allocation>) {
+    // One lookup of the key when its list exists (it usually does).
     let Some(allocs) = index.get_mut(key) else {
-        let allocs = BTreeMap::from([(alloc.id.clone(), Arc::clone(alloc))]);
+        let mut allocs = AllocIndex::default();
+        allocs.put(alloc);
         index.insert(key.to_string(), Arc::new(allocs));
         return;
     };
-    let allocs = Arc::make_mut(allocs);
-    match allocs.get_mut(&alloc.id) {
-        Some(stored) => *stored = Arc::clone(alloc),
-        None => {
-            allocs.insert(alloc.id.clone(), Arc::clone(alloc));
-        }
-    }
+    Arc::make_mut(allocs).put(alloc);
 }
 
 /// The entry of `key` in `map`, made with the default value if missing
@@ -569,7 +637,12 @@ impl Server {
     /// Writes an alloc (insert or replace), keeping the indexes.
     pub fn put_alloc(&mut self, alloc: Allocation) {
         self.state.alloc_writes += 1;
-        let old = self.state.allocs.get(&alloc.id).cloned();
+        let alloc = Arc::new(alloc);
+        // One lookup of the ID: the write returns the version it replaces.
+        let old = self
+            .state
+            .allocs
+            .insert(alloc.id.clone(), Arc::clone(&alloc));
         match &old {
             // Most writes keep the alloc's share of its node (a client
             // status, a mark, an index): taking it away and adding it back
@@ -582,17 +655,20 @@ impl Server {
                 self.account(&alloc, 1);
             }
         }
-        let id = alloc.id.clone();
         if old.is_none() {
-            self.state
-                .allocs_by_name
-                .get_or_insert_with(alloc.name.clone(), Vec::new)
-                .push(id.clone());
+            // A replacement takes a name already listed: its name is
+            // copied only for a new one.
+            match self.state.allocs_by_name.get_mut(&alloc.name) {
+                Some(ids) => ids.push(alloc.id.clone()),
+                None => {
+                    self.state
+                        .allocs_by_name
+                        .insert(alloc.name.clone(), vec![alloc.id.clone()]);
+                }
+            }
         }
-        let alloc = Arc::new(alloc);
         index_alloc(&mut self.state.allocs_by_node, &alloc.node_id, &alloc);
         index_alloc(&mut self.state.allocs_by_job, &alloc.job_id, &alloc);
-        self.state.allocs.insert(id, alloc);
     }
 
     /// Removes finished allocs from the state store.
@@ -622,6 +698,7 @@ impl Server {
                 Arc::make_mut(allocs).remove(&alloc.id);
             }
             out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
+                &mut self.texts,
                 &alloc,
                 "garbage-collected",
             )));
@@ -730,11 +807,11 @@ impl Server {
         out.push(ServerEffect::Trace(TraceEvent::EvalCreated(Box::new(
             EvalCreated {
                 eval: id.as_str().into(),
-                job: eval.job_id.as_str().into(),
-                trigger: eval.triggered_by.as_str().into(),
-                node: eval.node_id.as_str().into(),
+                job: self.texts.text(&eval.job_id),
+                trigger: self.texts.text(&eval.triggered_by),
+                node: self.texts.text(&eval.node_id),
                 wait_until,
-                status: eval.status.as_str().into(),
+                status: self.texts.text(eval.status.as_str()),
             },
         ))));
         let blocked = eval.status == crate::model::EvalStatus::Blocked;
@@ -762,10 +839,8 @@ impl Server {
                 self.state.broker.delay(&id, at);
                 out.push(ServerEffect::EvalTimer { eval: id, at });
             }
-            _ => {
-                let _ = priority;
-                self.enqueue_ready(&id, out);
-            }
+            // The eval is at hand: no need to look it up again.
+            _ => self.enqueue_eval(&job, &id, priority, seq, out),
         }
     }
 
@@ -775,7 +850,20 @@ impl Server {
             return;
         };
         let (job, priority, seq) = (record.eval.job_id.clone(), record.eval.priority, record.seq);
-        self.state.broker.enqueue(&job, id, priority, seq);
+        self.enqueue_eval(&job, id, priority, seq, out);
+    }
+
+    /// Enqueues eval `id` of `job` in the broker; reports whether one is
+    /// ready.
+    fn enqueue_eval(
+        &mut self,
+        job: &str,
+        id: &str,
+        priority: i64,
+        seq: u64,
+        out: &mut Vec<ServerEffect>,
+    ) {
+        self.state.broker.enqueue(job, id, priority, seq);
         if self.state.broker.has_ready() {
             out.push(ServerEffect::EvalReady);
         }
@@ -795,7 +883,7 @@ impl Server {
         out.push(ServerEffect::Trace(TraceEvent::EvalState {
             eval: id.into(),
             state: BrokerState::Canceled,
-            reason: reason.into(),
+            reason: self.texts.text(reason),
         }));
     }
 
@@ -806,7 +894,7 @@ impl Server {
             out.push(ServerEffect::Trace(TraceEvent::EvalState {
                 eval: id.as_str().into(),
                 state: BrokerState::Unblocked,
-                reason: reason.into(),
+                reason: self.texts.text(reason),
             }));
             self.enqueue_ready(&id, out);
         }

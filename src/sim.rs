@@ -50,7 +50,7 @@ use queue::{EventQueue, Tick};
 use rng::Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use trace::{BrokerState, RpcName, SharedTexts, TraceEntry, TraceEvent, short};
+use trace::{BrokerState, RpcName, TraceEntry, TraceEvent, short};
 
 /// Something scheduled on the queue.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -184,10 +184,6 @@ pub struct Sim {
     /// The last invariant check and the state it saw (not part of the world).
     #[serde(skip)]
     pub check_memo: check::CheckMemo,
-    /// The repeating texts the trace has used (node names, fixed reasons),
-    /// shared by its entries (not part of the world).
-    #[serde(skip)]
-    pub trace_texts: SharedTexts,
 }
 
 impl Sim {
@@ -234,7 +230,6 @@ impl Sim {
             assertions: (0, 0),
             events_handled: 0,
             check_memo: check::CheckMemo::default(),
-            trace_texts: SharedTexts::default(),
         };
         for spec in &scenario.nodes {
             let registered = spec.registered.unwrap_or(true);
@@ -290,7 +285,10 @@ impl Sim {
     }
 
     fn record(&mut self, mut event: TraceEvent) {
-        self.trace_texts.share(&mut event);
+        // The repeating texts the trace has used are kept once, in the
+        // server's table (`Server::texts`), which most events took theirs
+        // from already.
+        self.server.texts.share(&mut event);
         self.pending_trace.push(TraceEntry {
             step: self.step_index,
             tick: self.tick,
@@ -365,10 +363,13 @@ impl Sim {
     fn route_client(&mut self, node: &str, effects: Vec<ClientEffect>) {
         for effect in effects {
             match effect {
-                ClientEffect::Trace(detail) => self.record(TraceEvent::Client {
-                    node: node.into(),
-                    detail: detail.into(),
-                }),
+                ClientEffect::Trace(detail) => {
+                    let node = self.server.texts.text(node);
+                    self.record(TraceEvent::Client {
+                        node,
+                        detail: detail.into(),
+                    })
+                }
                 ClientEffect::Timer { at, timer } => {
                     self.queue.push(
                         at,
@@ -403,8 +404,9 @@ impl Sim {
         // The trace's words for the call: only a call sent shows them.
         let detail = rpc.detail();
         let (call, held) = self.net.send(self.tick, node, rpc);
+        let node_name = self.server.texts.text(node);
         self.record(TraceEvent::CallSent {
-            node: node.into(),
+            node: node_name,
             call,
             rpc: name,
             detail: detail.into(),
@@ -463,9 +465,10 @@ impl Sim {
                 rpc,
                 reply,
             } => {
+                let node_name = self.server.texts.text(&node);
                 if self.net.link(&node).up {
                     self.record(TraceEvent::Reply {
-                        node: node.as_str().into(),
+                        node: node_name,
                         call,
                         rpc: RpcName::of(&rpc),
                         detail: reply.detail().into(),
@@ -473,7 +476,7 @@ impl Sim {
                     self.client_input(&node, ClientInput::Reply { rpc, reply });
                 } else {
                     self.record(TraceEvent::CallFailed {
-                        node: node.as_str().into(),
+                        node: node_name,
                         call,
                         rpc: RpcName::of(&rpc),
                         reason: "reply lost: link down".into(),
@@ -493,8 +496,9 @@ impl Sim {
                 rpc,
                 reason,
             } => {
+                let node_name = self.server.texts.text(&node);
                 self.record(TraceEvent::CallFailed {
-                    node: node.as_str().into(),
+                    node: node_name,
                     call,
                     rpc: RpcName::of(&rpc),
                     reason: reason.as_str().into(),

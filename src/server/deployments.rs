@@ -712,6 +712,7 @@ impl Server {
                 alloc.modify_index = index;
                 alloc.modify_time = tick_time(now);
                 out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
+                    &mut self.texts,
                     &alloc,
                     "desired transition reschedule (unhealthy in the deployment)",
                 )));

@@ -58,8 +58,8 @@ impl Server {
         let (requested, reason) = self.disconnect_state(now, node);
         out.push(ServerEffect::Trace(TraceEvent::HeartbeatMissed(Box::new(
             HeartbeatMissed {
-                node: node.into(),
-                requested: requested.as_str().into(),
+                node: self.texts.text(node),
+                requested: self.texts.text(requested.as_str()),
                 reason: reason.into(),
             },
         ))));

@@ -50,18 +50,13 @@ impl Server {
                 .map(|ttl| (Reply::Heartbeat { ttl }, format!("ttl={}", fmt_ticks(ttl)))),
             Rpc::UpdateStatus => self
                 .update_node_status(now, node, NodeStatus::Ready, "client heartbeat", rng, out)
-                .map(|ttl| {
+                .map(|(status, ttl)| {
                     let ttl = ttl.unwrap_or(0);
-                    let status = self
-                        .state
-                        .nodes
-                        .get(node)
-                        .map_or("", |record| record.node.status.as_str());
                     // One buffer for the whole detail, written part by part
                     // (every heartbeat writes one).
                     let mut detail = String::with_capacity(32);
                     detail.push_str("status=");
-                    detail.push_str(status);
+                    detail.push_str(status.as_str());
                     detail.push_str(" ttl=");
                     push_ticks(&mut detail, ttl);
                     (Reply::Heartbeat { ttl }, detail)
@@ -107,7 +102,7 @@ impl Server {
             ),
         };
         out.push(ServerEffect::Trace(TraceEvent::CallHandled {
-            node: node.into(),
+            node: self.texts.text(node),
             call,
             rpc: RpcName::of(&rpc),
             accepted,
@@ -187,7 +182,8 @@ impl Server {
     }
 
     /// `Node.UpdateStatus`, from a client (`ready`) or the heartbeater
-    /// (`down` / `disconnected`). Returns the TTL when the timer was reset.
+    /// (`down` / `disconnected`). Returns the node's status after the call
+    /// and the TTL when the timer was reset.
     pub fn update_node_status(
         &mut self,
         now: Tick,
@@ -196,13 +192,14 @@ impl Server {
         why: &str,
         rng: &mut Rng,
         out: &mut Vec<ServerEffect>,
-    ) -> Result<Option<Tick>, (String, bool)> {
+    ) -> Result<(NodeStatus, Option<Tick>), (String, bool)> {
         let Some(record) = self.state.nodes.get(node) else {
             return Err((format!("node {node} not found"), true));
         };
         let stored = record.node.status.clone();
         let mut new = requested.clone();
-        let mut reason = why.to_string();
+        // Written only when the status changes (most heartbeats keep it).
+        let mut reason = std::borrow::Cow::Borrowed(why);
         if self.rules.initializing_gate {
             if stored == NodeStatus::Initializing && requested == NodeStatus::Ready {
                 let has_live_allocs = self
@@ -212,11 +209,11 @@ impl Server {
                 let synced = record.last_alloc_update_index > record.last_missed_heartbeat_index;
                 if has_live_allocs && !synced {
                     new = NodeStatus::Initializing;
-                    reason = format!("{why}; allocs not synced since the missed heartbeat");
+                    reason = format!("{why}; allocs not synced since the missed heartbeat").into();
                 }
             } else if stored == NodeStatus::Disconnected && requested == NodeStatus::Ready {
                 new = NodeStatus::Initializing;
-                reason = format!("{why}; reconnecting node must sync its allocs first");
+                reason = format!("{why}; reconnecting node must sync its allocs first").into();
             }
         }
         if new != stored {
@@ -235,14 +232,14 @@ impl Server {
                 }
             }
             if stored == NodeStatus::Down && new == NodeStatus::Ready {
-                reason = format!("{reason}; node reregistered by heartbeat");
+                reason = format!("{reason}; node reregistered by heartbeat").into();
             }
             out.push(ServerEffect::Trace(TraceEvent::NodeStatus(Box::new(
                 NodeStatusChange {
                     node: node.into(),
                     from: stored.as_str().into(),
                     to: new.as_str().into(),
-                    reason: reason.into(),
+                    reason: reason.as_ref().into(),
                 },
             ))));
         }
@@ -254,9 +251,9 @@ impl Server {
         }
         if requested == NodeStatus::Down {
             self.state.heartbeat_timers.remove(node);
-            return Ok(None);
+            return Ok((new, None));
         }
-        Ok(Some(self.reset_heartbeat_timer(now, node, rng, out)))
+        Ok((new, Some(self.reset_heartbeat_timer(now, node, rng, out))))
     }
 
     /// `createNodeEvals`: a `node-update` eval per job with allocs on the
@@ -430,6 +427,7 @@ impl Server {
             }
             if stored.client_status != reported {
                 out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
+                    &mut self.texts,
                     &stored,
                     format!("client {} -> {}", stored.client_status, reported),
                 )));

@@ -317,11 +317,8 @@ impl Server {
                 Ok(()) => accepted.push(node.clone()),
                 Err(reason) => {
                     out.push(ServerEffect::Trace(TraceEvent::PlanRejected {
-                        node: node.as_str().into(),
-                        reason: match reason {
-                            Cow::Borrowed(reason) => reason.into(),
-                            Cow::Owned(reason) => reason.into(),
-                        },
+                        node: self.texts.text(node),
+                        reason: self.texts.text(&reason),
                     }));
                     result.rejected_nodes.push(node.clone());
                 }
@@ -380,7 +377,8 @@ impl Server {
                             alloc.modify_index = index;
                             alloc.alloc_modify_index = index;
                             alloc.modify_time = now_time;
-                            match self.state.allocs.get(&alloc.id).cloned() {
+                            let existing = self.state.allocs.get(&alloc.id).cloned();
+                            match &existing {
                                 Some(existing) => {
                                     alloc.task_states = existing.task_states.clone();
                                     if !matches!(
@@ -410,7 +408,9 @@ impl Server {
                                         "updated".to_string()
                                     };
                                     out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
-                                        &alloc, detail,
+                                        &mut self.texts,
+                                        &alloc,
+                                        detail,
                                     )));
                                 }
                                 None => {
@@ -430,6 +430,7 @@ impl Server {
                                         self.put_alloc(prev);
                                     }
                                     out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
+                                        &mut self.texts,
                                         &alloc,
                                         format!(
                                             "placed v{}{}{}",
@@ -459,7 +460,6 @@ impl Server {
                                     )));
                                 }
                             }
-                            let existing = self.state.allocs.get(&alloc.id).cloned();
                             if let Some(id) = self.update_deployment_with_alloc(
                                 index,
                                 &mut alloc,
@@ -491,6 +491,7 @@ impl Server {
                             alloc.alloc_modify_index = index;
                             alloc.modify_time = now_time;
                             out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
+                                &mut self.texts,
                                 &alloc,
                                 format!(
                                     "desired stop{} ({})",
@@ -521,6 +522,7 @@ impl Server {
                             alloc.modify_index = index;
                             alloc.alloc_modify_index = index;
                             out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
+                                &mut self.texts,
                                 &alloc,
                                 format!("desired evict (preempted by {})", short(by)),
                             )));

@@ -507,12 +507,17 @@ impl<'de> Deserialize<'de> for AllocChange {
 }
 
 impl TraceEvent {
-    /// A [`TraceEvent::AllocChanged`] about `alloc`.
-    pub fn alloc_changed(alloc: &crate::model::Allocation, detail: impl Into<SharedText>) -> Self {
+    /// A [`TraceEvent::AllocChanged`] about `alloc` (its node's name taken
+    /// from `texts`).
+    pub fn alloc_changed(
+        texts: &mut SharedTexts,
+        alloc: &crate::model::Allocation,
+        detail: impl Into<SharedText>,
+    ) -> Self {
         TraceEvent::AllocChanged(AllocChange::new(
             &alloc.id,
             &alloc.name,
-            alloc.node_id.as_str().into(),
+            texts.text(&alloc.node_id),
             detail.into(),
         ))
     }
@@ -767,6 +772,14 @@ pub struct SharedTexts {
     table: Arc<TextTable<SharedText>>,
 }
 
+/// Any two tables compare equal: a table is where texts live, not state
+/// (the server that holds one compares by its state).
+impl PartialEq for SharedTexts {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
 /// The texts of [`SharedTexts`] (and the subjects of [`AllocSubjects`])
 /// in an open-addressing table (every event asks it once or more, so a
 /// lookup is a hash and, mostly, one compare). The hash is fixed
@@ -841,10 +854,16 @@ impl<T: TableItem> TextTable<T> {
     /// The slot that holds `item`'s key, or the empty one it would go to
     /// (the table has an empty slot).
     fn slot(&self, item: &T) -> usize {
+        self.slot_by(item.key_hash(), |stored| stored.same_key(item))
+    }
+
+    /// The slot of the stored item with key hash `hash` for which `same`
+    /// holds, or the empty one such an item would go to.
+    fn slot_by(&self, hash: usize, same: impl Fn(&T) -> bool) -> usize {
         let mask = self.slots.len() - 1;
-        let mut index = item.key_hash() & mask;
+        let mut index = hash & mask;
         while let Some(stored) = &self.slots[index] {
-            if stored.same_key(item) {
+            if same(stored) {
                 break;
             }
             index = (index + 1) & mask;
@@ -889,7 +908,31 @@ impl<T: TableItem> TextTable<T> {
     }
 }
 
+impl TextTable<SharedText> {
+    /// The stored text equal to `text`, if any.
+    fn get_str(&self, text: &str) -> Option<&SharedText> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let hash = text_hash(text.as_bytes(), 0) as usize;
+        self.slots[self.slot_by(hash, |stored| stored.as_str() == text)].as_ref()
+    }
+}
+
 impl SharedTexts {
+    /// The shared copy of `text`, stored first if it is new: the server and
+    /// the simulator build their events' repeating texts (node names, fixed
+    /// reasons) with it, so an event holds the stored copy from the start
+    /// instead of a new one that [`SharedTexts::share`] would drop.
+    pub fn text(&mut self, text: &str) -> SharedText {
+        if let Some(shared) = self.table.get_str(text) {
+            return shared.clone();
+        }
+        let shared = SharedText::from(text);
+        Arc::make_mut(&mut self.table).insert(shared.clone());
+        shared
+    }
+
     /// Makes `event`'s repeating texts the shared copies.
     pub fn share(&mut self, event: &mut TraceEvent) {
         for text in event.shared_texts_mut().into_iter().flatten() {

@@ -360,6 +360,7 @@ impl Server {
             alloc.modify_index = index;
             self.update_deployment_with_alloc(index, &mut alloc, Some(&old));
             out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
+                &mut self.texts,
                 &alloc,
                 format!(
                     "deployment health set {} by the operator",
