@@ -560,3 +560,53 @@ test('hovering a diagram row shows its time and label in the shared tooltip', as
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+// The diagram's rows are one tab stop (a roving tabindex): Tab reaches one row and the next Tab
+// leaves the diagram; ↑/↓ and Home move between rows, the focused row shows its text in the
+// shared tooltip, and Enter jumps to its step, the focus staying on the diagram's rows.
+test('the diagram rows are one tab stop: arrow keys move between them and Enter jumps to the step', async () => {
+  const { page, errors, context } = await openLesson('pr-15068-heartbeat-order');
+  await stepTo(page, 4);
+  const sequence = page.getByTestId('sequence');
+  const tip = sequence.getByTestId('seq-tip');
+  const rows = sequence.getByTestId('seq-event');
+  assert.equal(await rows.evaluateAll((all) => all.filter((row) => row.tabIndex === 0).length), 1);
+  const active = () => page.evaluate(() => {
+    const el = document.activeElement;
+    return { testid: el.getAttribute('data-testid'), index: Number(el.getAttribute('data-index')),
+      step: Number(el.getAttribute('data-step')), name: el.getAttribute('aria-label') };
+  });
+  await page.getByTestId('step').focus();
+  let tabs = 0;
+  while ((await active()).testid !== 'seq-event' && tabs < 200) {
+    await page.keyboard.press('Tab');
+    tabs += 1;
+  }
+  const first = await active();
+  assert.equal(first.testid, 'seq-event', `Tab never reached a diagram row (${tabs} presses)`);
+  await tip.waitFor();
+  assert.equal(await tip.textContent(), first.name);
+  await page.keyboard.press('Tab');
+  assert.notEqual((await active()).testid, 'seq-event', 'the next Tab leaves the diagram');
+  await page.keyboard.press('Shift+Tab');
+  assert.equal((await active()).index, first.index, 'Shift+Tab comes back to the same row');
+  // ↑/↓ move between neighbouring rows, and the tooltip follows.
+  await page.keyboard.press('Home');
+  const top = await active();
+  await page.keyboard.press('ArrowDown');
+  const next = await active();
+  assert.equal(next.testid, 'seq-event');
+  assert.equal(next.index, top.index + 1);
+  assert.equal(await tip.textContent(), next.name);
+  await page.keyboard.press('ArrowUp');
+  assert.equal((await active()).index, top.index);
+  assert.equal(await rows.evaluateAll((all) => all.filter((row) => row.tabIndex === 0).length), 1);
+  // Enter jumps to the focused row's step (an earlier one), and the row keeps the focus.
+  assert.ok(top.step < 4, `the first row is of step ${top.step}`);
+  await page.keyboard.press('Enter');
+  await waitForStep(page, top.step);
+  await page.waitForFunction(() => document.activeElement.getAttribute('data-testid') === 'seq-event');
+  assert.equal((await active()).index, top.index);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

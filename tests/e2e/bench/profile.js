@@ -1,9 +1,11 @@
 // Where a UI step's time goes (not a test): the render bench's 200 nodes and 2,000 allocations,
 // 30 steps under a Chromium trace (CDP), then the renderer main thread's time per step by kind:
 // script (with the wasm inside it), style, layout, paint, compositing and GC. Times are thread
-// (CPU) times, which other processes on the machine disturb far less than wall-clock times; the
-// layout and style work is also given as counts of objects (independent of load). Run from
-// tests/e2e with BASE_URL set, as for the tests: `node bench/profile.js [steps]`. Prints JSON.
+// (CPU) times, which other processes on the machine disturb far less than wall-clock times, as
+// means and as the spread over the steps (`cpuMsOfOneStep`: quartiles, median, p90 of each step's
+// own time); the layout and style work is also given as counts of objects (independent of load).
+// Run from tests/e2e with BASE_URL set, as for the tests: `node bench/profile.js [steps]`. Prints
+// JSON.
 // Experiments without a rebuild: HIDE=".trace,.sequence" takes panels out of layout and paint, to
 // see what each costs there; STYLE="css" adds a style sheet.
 const { launch, openPage } = require('../helpers');
@@ -77,11 +79,25 @@ function kindOf(name) {
     stack.push(node);
     e.node = node;
   }
+  // Each step's own time (from its mark to the next), by kind: on a loaded machine a few steps
+  // take far longer, which moves the mean; the median and the quartiles of the steps move less.
+  const marks = traceEvents.filter((e) => /^step-\d+$/.test(e.name) && e.ph !== 'X')
+    .map((e) => e.ts).sort((a, b) => a - b);
+  const stepKinds = marks.map(() => ({}));
   for (const e of events) {
     const { name, self, kind } = e.node;
     selfByName.set(name, (selfByName.get(name) || 0) + self);
     byKind[kind] = (byKind[kind] || 0) + self;
+    let at = marks.length - 1;
+    while (at >= 0 && marks[at] > e.ts) at -= 1;
+    if (at >= 0) stepKinds[at][kind] = (stepKinds[at][kind] || 0) + self;
   }
+  const spread = (kind) => {
+    const v = stepKinds.map((k) => (kind ? k[kind] || 0 : Object.values(k).reduce((a, b) => a + b, 0)) / 1000)
+      .sort((a, b) => a - b);
+    const at = (q) => Math.round(v[Math.min(v.length - 1, Math.floor(v.length * q))] * 100) / 100;
+    return { p25: at(0.25), median: at(0.5), p75: at(0.75), p90: at(0.9) };
+  };
   const perStep = (us) => Math.round(us / steps / 10) / 100;
   const kinds = Object.fromEntries(Object.entries(byKind).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, perStep(v)]));
   const top = [...selfByName.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([n, v]) => [n, perStep(v)]);
@@ -89,6 +105,7 @@ function kindOf(name) {
   const total = perStep(Object.values(byKind).reduce((a, b) => a + b, 0));
   console.log(JSON.stringify({
     steps, stepMedianMs: times[Math.floor(steps / 2)], cpuMsPerStep: total, cpuMsPerStepByKind: kinds,
+    cpuMsOfOneStep: Object.fromEntries(['', ...Object.keys(kinds)].map((k) => [k || 'all', spread(k)])),
     perStep: { layoutDirtyObjects: Math.round(counts.layoutDirtyObjects), styleElements: Math.round(counts.styleElements) },
     cpuMsPerStepByEvent: top,
   }, null, 2));

@@ -104,7 +104,9 @@ fn lanes_in(width: f64) -> usize {
 /// The diagram, drawn as SVG with a table twin for screen readers. Only the
 /// rows in and near the scrolled-to part are drawn (the SVG keeps its whole
 /// size): a step then adds and removes a few dozen elements, not hundreds.
-/// Above [`FOLD_ABOVE`] clients, those without room fold into one lane.
+/// Above [`FOLD_ABOVE`] clients, those without room fold into one lane. The
+/// drawn rows are one tab stop (a roving tabindex): ↑/↓ move between them,
+/// Enter or Space jumps to the focused row's step.
 #[component]
 pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
     let state = props.state.clone();
@@ -231,7 +233,17 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
     let jump = {
         let state = state.dispatcher();
         Callback::from(move |event: MouseEvent| {
-            if let Some(step) = clicked_step(&event) {
+            if let Some(step) = row_step(&event) {
+                state.dispatch(Action::Core(Command::JumpTo(step)));
+            }
+        })
+    };
+    // The keyboard path: ↑/↓ (and Home/End) move the tab stop between the drawn rows,
+    // Enter/Space jumps to the focused row's step (focusing a row shows the tooltip).
+    let keys = {
+        let state = state.dispatcher();
+        Callback::from(move |event: KeyboardEvent| {
+            if let Some(step) = row_key(&event) {
                 state.dispatch(Action::Core(Command::JumpTo(step)));
             }
         })
@@ -259,6 +271,7 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
             row_markup(
                 &mut rows,
                 event,
+                index,
                 &label,
                 x1,
                 x2,
@@ -275,7 +288,13 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
         let (rows_group, unknown) = (rows_group.clone(), scroll.1 == 0);
         use_effect_with(rows, move |rows| {
             if let Some(group) = rows_group.cast::<web_sys::Element>() {
+                // The new markup replaces a focused row: the row drawn for its event takes the focus back.
+                let focused = gloo::utils::document()
+                    .active_element()
+                    .filter(|active| group.contains(Some(active)))
+                    .and_then(|row| row.get_attribute("data-index"));
                 group.set_inner_html(rows);
+                give_stop(&group, focused.as_deref());
             }
             if unknown {
                 measure();
@@ -295,7 +314,8 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
                 <svg width={width.to_string()} height={height.to_string()} role="img"
                      aria-label={format!("sequence diagram with {} events", view.sequence.len())}>
                     <SeqLanes {lanes} {lane_width} {height} />
-                    <g transform={format!("translate(0,{})", -shift)} onclick={jump} ref={rows_group} />
+                    <g transform={format!("translate(0,{})", -shift)} onclick={jump}
+                       onkeydown={keys} ref={rows_group} />
                 </svg>
             </div>
             <div class="seq-tip mono" role="tooltip" data-testid="seq-tip" hidden=true ref={tip} />
@@ -325,10 +345,7 @@ fn row_tip(tip: &NodeRef, event: &Event) {
     let Some(tip) = tip.cast::<web_sys::Element>() else {
         return;
     };
-    let row = event
-        .target()
-        .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
-        .and_then(|target| target.closest("[data-step]").ok().flatten());
+    let row = event_row(event);
     let entering = matches!(event.type_().as_str(), "mouseover" | "focusin");
     let Some(row) = row.filter(|_| entering) else {
         let _ = tip.set_attribute("hidden", "");
@@ -472,12 +489,66 @@ fn wrap(text: &str, per_line: usize) -> Vec<String> {
     lines
 }
 
-/// The step named by the row an event happened in (`data-step`).
-fn clicked_step(event: &MouseEvent) -> Option<usize> {
+/// Gives the diagram's one tab stop (`tabindex="0"`; every row is drawn
+/// with `-1`) to the row drawn for the event `data-index="{focused}"`, the
+/// row that had the focus before the rows were replaced, and the focus with
+/// it; else (or when that row is not drawn) to the current step's row, else
+/// to the first row.
+fn give_stop(group: &web_sys::Element, focused: Option<&str>) {
+    let find = |selector: &str| group.query_selector(selector).ok().flatten();
+    let row = focused
+        .and_then(|index| find(&format!(r#"[data-index="{index}"]"#)))
+        .or_else(|| find(".current"))
+        .or_else(|| group.first_element_child());
+    if let Some(row) = row {
+        let _ = row.set_attribute("tabindex", "0");
+        if focused.is_some() {
+            focus(&row);
+        }
+    }
+}
+
+/// Focuses an element (`focus` is the same method on SVG and HTML elements).
+fn focus(element: &web_sys::Element) {
+    use wasm_bindgen::JsCast;
+    let _ = element.unchecked_ref::<web_sys::HtmlElement>().focus();
+}
+
+/// A key pressed on a focused row: ↑/↓ move the focus and the tab stop to
+/// the row drawn above or below (Home/End: the first or last drawn), and
+/// Enter or Space gives the row's step to jump to.
+fn row_key(event: &KeyboardEvent) -> Option<usize> {
+    let row = event_row(event)?;
+    let next = match event.key().as_str() {
+        "Enter" | " " => {
+            event.prevent_default();
+            return row_step(event);
+        }
+        "ArrowDown" => row.next_element_sibling(),
+        "ArrowUp" => row.previous_element_sibling(),
+        "Home" => row.parent_element()?.first_element_child(),
+        "End" => row.parent_element()?.last_element_child(),
+        _ => return None,
+    };
+    event.prevent_default();
+    if let Some(next) = next {
+        let _ = row.set_attribute("tabindex", "-1");
+        let _ = next.set_attribute("tabindex", "0");
+        focus(&next);
+    }
+    None
+}
+
+/// The diagram row (`[data-step]`) an event happened in.
+fn event_row(event: &Event) -> Option<web_sys::Element> {
     use wasm_bindgen::JsCast;
     let target = event.target()?.dyn_into::<web_sys::Element>().ok()?;
-    let row = target.closest("[data-step]").ok()??;
-    row.get_attribute("data-step")?.parse().ok()
+    target.closest("[data-step]").ok()?
+}
+
+/// The step named by the row an event happened in (`data-step`).
+fn row_step(event: &Event) -> Option<usize> {
+    event_row(event)?.get_attribute("data-step")?.parse().ok()
 }
 
 /// Escapes text for SVG markup (content and attribute values).
@@ -521,6 +592,7 @@ fn label_markup(out: &mut String, label: &str, x1: f64, x2: f64, y: f64, width: 
 fn row_markup(
     out: &mut String,
     event: &SeqEventView,
+    index: usize,
     label: &str,
     x1: f64,
     x2: f64,
@@ -531,7 +603,7 @@ fn row_markup(
     use std::fmt::Write;
     let _ = write!(
         out,
-        r#"<g class="seq-event seq-{}{}" data-testid="seq-event" data-step="{}" role="button" aria-label=""#,
+        r#"<g class="seq-event seq-{}{}" data-testid="seq-event" data-step="{}" data-index="{index}" tabindex="-1" role="button" aria-label=""#,
         event.kind,
         if current { " current" } else { "" },
         event.step
@@ -576,6 +648,7 @@ mod tests {
         row_markup(
             &mut out,
             &event,
+            12,
             &event.label,
             75.0,
             225.0,
@@ -585,7 +658,7 @@ mod tests {
         );
         assert!(
             out.starts_with(
-                r#"<g class="seq-event seq-call current" data-testid="seq-event" data-step="7""#
+                r#"<g class="seq-event seq-call current" data-testid="seq-event" data-step="7" data-index="12" tabindex="-1""#
             ),
             "{out}"
         );
