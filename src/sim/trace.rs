@@ -836,9 +836,15 @@ trait TableItem: Clone {
     fn same_item(&self, other: &Self) -> bool;
 }
 
+/// The table's hash of a shared text's key, the text itself (one function
+/// for storing and for looking a `&str` up, so the two always agree).
+fn shared_text_hash(text: &str) -> usize {
+    text_hash(text.as_bytes(), 0) as usize
+}
+
 impl TableItem for SharedText {
     fn key_hash(&self) -> usize {
-        text_hash(self.as_bytes(), 0) as usize
+        shared_text_hash(self.as_str())
     }
 
     fn same_key(&self, other: &Self) -> bool {
@@ -914,8 +920,7 @@ impl TextTable<SharedText> {
         if self.slots.is_empty() {
             return None;
         }
-        let hash = text_hash(text.as_bytes(), 0) as usize;
-        self.slots[self.slot_by(hash, |stored| stored.as_str() == text)].as_ref()
+        self.slots[self.slot_by(shared_text_hash(text), |stored| stored.as_str() == text)].as_ref()
     }
 }
 
@@ -2045,5 +2050,34 @@ mod tests {
             assert!(SharedText::ptr_eq(a, b));
             assert_eq!(&**b, format!("node-{i:03}"));
         }
+    }
+
+    /// `text` hands back the copy the table holds, whether `text` or
+    /// `share` stored it first, and stores a new text once.
+    #[test]
+    fn text_returns_the_stored_copy() {
+        let mut texts = SharedTexts::default();
+        let mut shared = TraceEvent::Client {
+            node: "node-a".into(),
+            detail: "x".into(),
+        };
+        texts.share(&mut shared);
+        let [Some(stored), ..] = shared.shared_texts_mut() else {
+            panic!("an event without a node");
+        };
+        let stored = stored.clone();
+        assert!(SharedText::ptr_eq(&texts.text("node-a"), &stored));
+        let new = texts.text("node-b");
+        assert_eq!(&*new, "node-b");
+        assert!(SharedText::ptr_eq(&texts.text("node-b"), &new));
+        let mut later = TraceEvent::Client {
+            node: "node-b".into(),
+            detail: "y".into(),
+        };
+        texts.share(&mut later);
+        let [Some(node), ..] = later.shared_texts_mut() else {
+            panic!("an event without a node");
+        };
+        assert!(SharedText::ptr_eq(node, &new));
     }
 }
