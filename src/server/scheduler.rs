@@ -43,6 +43,11 @@ pub struct TaintedNodes {
     index: Arc<TaintedIndex>,
 }
 
+/// The most attempts one eval makes. Nomad's `retryMax` has no such bound
+/// (only attempts in a row without progress count); the simulator stops a
+/// plan that keeps committing something forever, and says so in the trace.
+const MAX_PLAN_ATTEMPTS_GUARD: usize = 100;
+
 /// One scheduling attempt's output.
 struct Attempt {
     plan: Plan,
@@ -416,7 +421,11 @@ impl Server {
         out: &mut Vec<ServerEffect>,
     ) -> (EvalStatus, Processed) {
         let batch = job.is_some_and(|j| j.job_type == JobType::Batch);
+        // Nomad's `retryMax`: the eval fails after `max_attempts` attempts
+        // in a row that made no progress; an attempt whose plan committed
+        // anything starts the count again (`progressMade`).
         let max_attempts = if batch { 2 } else { 5 };
+        let mut without_progress = 0;
         let mut plan_lines = Vec::new();
         let mut last: Option<Attempt> = None;
         let mut status = EvalStatus::Complete;
@@ -425,7 +434,7 @@ impl Server {
         let mut reuse = false;
         let mut repeated = 0;
         let mut last_applied: Option<super::plan::ApplyResult> = None;
-        for attempt in 1..=max_attempts {
+        for attempt in 1..=MAX_PLAN_ATTEMPTS_GUARD {
             let (mut result, reused) = match last.take() {
                 Some(previous) if reuse => {
                     repeated += 1;
@@ -458,21 +467,28 @@ impl Server {
                 _ => self.apply_plan(now, &eval.id, &mut result.plan, out),
             };
             let done = applied.rejected_nodes.is_empty();
-            reuse = applied.written == 0
-                && result.followups.is_empty()
-                && result.plan.deployment.is_none()
-                && result.plan.deployment_updates.is_empty();
+            let progress = applied.written > 0
+                || result.plan.deployment.is_some()
+                || !result.plan.deployment_updates.is_empty();
+            reuse = !progress && result.followups.is_empty();
             last = Some(result);
             last_applied = Some(applied);
             if done {
                 break;
             }
-            if attempt == max_attempts {
+            without_progress = if progress { 0 } else { without_progress + 1 };
+            if without_progress == max_attempts || attempt == MAX_PLAN_ATTEMPTS_GUARD {
                 status = EvalStatus::Failed;
                 if let Some(job) = job {
                     let blocked = self.new_blocked_eval(now, eval, job, "max-plan-attempts");
                     self.insert_eval(now, blocked, None, out);
                 }
+                if without_progress < max_attempts {
+                    plan_lines.push(format!(
+                        "stopped after {attempt} attempts that each made progress"
+                    ));
+                }
+                break;
             }
         }
         if repeated > 0 {
