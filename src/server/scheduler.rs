@@ -57,6 +57,15 @@ struct Attempt {
     reasons: Vec<AllocReason>,
 }
 
+/// One attempt at a system eval.
+#[derive(Default)]
+struct SystemAttempt {
+    plan: Plan,
+    reasons: Vec<AllocReason>,
+    updates: DesiredUpdates,
+    failed: Vec<String>,
+}
+
 /// What processing an eval produced: the outcome the eval record keeps,
 /// and the reasons and plan lines only its trace entry keeps.
 struct Processed {
@@ -1213,7 +1222,10 @@ impl Server {
     }
 
     /// System and sysbatch jobs: the node reconciler, then placements on
-    /// the nodes it names.
+    /// the nodes it names. A plan the applier partly refuses is computed
+    /// again from the new state, as for service jobs (`retryMax`: 5 attempts
+    /// in a row without progress); a failed system eval leaves no blocked
+    /// eval (`scheduler_system.go`).
     fn schedule_system(
         &mut self,
         now: Tick,
@@ -1221,8 +1233,7 @@ impl Server {
         job: Option<&Job>,
         out: &mut Vec<ServerEffect>,
     ) -> (EvalStatus, Processed) {
-        let now_time = tick_time(now);
-        let allocs = self.job_allocs(&eval.job_id);
+        const MAX_ATTEMPTS: usize = 5;
         let stub;
         let job = match job {
             Some(job) => job,
@@ -1236,6 +1247,91 @@ impl Server {
                 &stub
             }
         };
+        let mut plan_lines = Vec::new();
+        let mut status = EvalStatus::Complete;
+        let mut without_progress = 0;
+        // An attempt that committed nothing leaves the state as it was, so
+        // the next attempt would compute the same plan and be refused again.
+        let mut repeated = 0;
+        let mut last: Option<SystemAttempt> = None;
+        for attempt in 1..=MAX_PLAN_ATTEMPTS_GUARD {
+            let (done, progress) = if last.is_some() && without_progress > 0 {
+                repeated += 1;
+                self.bump_index();
+                (false, false)
+            } else {
+                let mut current = self.compute_system(now, eval, job);
+                for line in current.plan.describe(self) {
+                    plan_lines.push(if attempt > 1 {
+                        format!("attempt {attempt}: {line}")
+                    } else {
+                        line
+                    });
+                }
+                let applied = self.apply_plan(now, &eval.id, &mut current.plan, out);
+                let progress = applied.written > 0
+                    || current.plan.deployment.is_some()
+                    || !current.plan.deployment_updates.is_empty();
+                last = Some(current);
+                (applied.rejected_nodes.is_empty(), progress)
+            };
+            if done {
+                break;
+            }
+            without_progress = if progress { 0 } else { without_progress + 1 };
+            if without_progress == MAX_ATTEMPTS || attempt == MAX_PLAN_ATTEMPTS_GUARD {
+                status = EvalStatus::Failed;
+                if without_progress < MAX_ATTEMPTS {
+                    plan_lines.push(format!(
+                        "stopped after {attempt} attempts that each made progress"
+                    ));
+                }
+                break;
+            }
+        }
+        if repeated > 0 {
+            plan_lines.push(format!(
+                "{repeated} more attempts: same plan, rejected again"
+            ));
+        }
+        let SystemAttempt {
+            reasons,
+            updates,
+            failed,
+            ..
+        } = last.unwrap_or_default();
+        if !failed.is_empty() && status != EvalStatus::Failed {
+            plan_lines.push(format!("failed to place: {}", failed.join(", ")));
+            if eval.status == EvalStatus::Blocked {
+                status = EvalStatus::Blocked;
+            } else {
+                let blocked = self.new_blocked_eval(now, eval, job, "queued-allocs");
+                self.insert_eval(now, blocked, None, out);
+            }
+        }
+        let desired = job
+            .task_groups
+            .iter()
+            .map(|group| (group.name.clone(), updates))
+            .collect();
+        (
+            status,
+            Processed {
+                outcome: EvalOutcome {
+                    tick: now,
+                    desired_tg_updates: desired,
+                },
+                reasons,
+                plan: plan_lines,
+            },
+        )
+    }
+
+    /// One attempt at a system eval: the node reconciler's answer and the
+    /// plan it leads to.
+    fn compute_system(&mut self, now: Tick, eval: &Evaluation, job: &Job) -> SystemAttempt {
+        let now_time = tick_time(now);
+        let allocs = self.job_allocs(&eval.job_id);
         let tainted = self.tainted_nodes(&allocs);
         let spec = self
             .state
@@ -1434,34 +1530,12 @@ impl Server {
                 None => failed.push(format!("{name} on {node}")),
             }
         }
-        let mut plan_lines = plan.describe(self);
-        self.apply_plan(now, &eval.id, &mut plan, out);
-        let mut status = EvalStatus::Complete;
-        if !failed.is_empty() {
-            plan_lines.push(format!("failed to place: {}", failed.join(", ")));
-            if eval.status == EvalStatus::Blocked {
-                status = EvalStatus::Blocked;
-            } else {
-                let blocked = self.new_blocked_eval(now, eval, job, "queued-allocs");
-                self.insert_eval(now, blocked, None, out);
-            }
+        SystemAttempt {
+            plan,
+            reasons,
+            updates,
+            failed,
         }
-        let desired = job
-            .task_groups
-            .iter()
-            .map(|group| (group.name.clone(), updates))
-            .collect();
-        (
-            status,
-            Processed {
-                outcome: EvalOutcome {
-                    tick: now,
-                    desired_tg_updates: desired,
-                },
-                reasons,
-                plan: plan_lines,
-            },
-        )
     }
 }
 
