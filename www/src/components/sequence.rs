@@ -215,8 +215,10 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
     let lane_x = |index: usize| lane_width * index as f64 + lane_width / 2.0;
     let width = lane_width * lane_count as f64;
     // Rows sit at their position in the whole diagram, shifted up by the
-    // events left out: a step adds rows and drops the oldest, and the rows
-    // in between keep their props (keyed, so Yew leaves them alone).
+    // events left out. (The shift is in each row's coordinates, not a
+    // transform on their group: every drawn row is redrawn at each step
+    // anyway, and a transform changed at every step also changed a paint
+    // property of the page.)
     let hidden = view.sequence_hidden;
     let shift = ROW_HEIGHT * hidden as f64;
     let (top, seen) = *scroll;
@@ -265,9 +267,9 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
             None => std::borrow::Cow::Borrowed(event.label.as_str()),
         };
         let grow = LINE_HEIGHT * (label_lines(&label, x1, x2, width) - 1) as f64;
-        let y = HEAD_HEIGHT + ROW_HEIGHT * (index as f64 + 0.7) + extra + grow / 2.0;
+        let y = HEAD_HEIGHT + ROW_HEIGHT * (index as f64 + 0.7) + extra + grow / 2.0 - shift;
         extra += grow;
-        if (from..=to).contains(&(y - shift)) {
+        if (from..=to).contains(&y) {
             row_markup(
                 &mut rows,
                 event,
@@ -314,8 +316,7 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
                 <svg width={width.to_string()} height={height.to_string()} role="img"
                      aria-label={format!("sequence diagram with {} events", view.sequence.len())}>
                     <SeqLanes {lanes} {lane_width} {height} />
-                    <g transform={format!("translate(0,{})", -shift)} onclick={jump}
-                       onkeydown={keys} ref={rows_group} />
+                    <g onclick={jump} onkeydown={keys} ref={rows_group} />
                 </svg>
             </div>
             <div class="seq-tip mono" role="tooltip" data-testid="seq-tip" hidden=true ref={tip} />
