@@ -245,12 +245,11 @@ mod tests {
     fn agrees_with_a_sorted_map_through_splits() {
         let mut queue = EventQueue::default();
         let mut model = std::collections::BTreeMap::new();
-        let mut seq = 0u64;
         for step in 0..3_000u64 {
             let tick = (step * 7_919) % 613;
-            assert_eq!(queue.push(tick, step), seq);
-            model.insert((tick, seq), step);
-            seq += 1;
+            // One push a step: the step is the push's sequence number.
+            assert_eq!(queue.push(tick, step), step);
+            model.insert((tick, step), step);
             if step % 3 == 2 {
                 let ((tick, _), event) = model.pop_first().expect("model");
                 assert_eq!(queue.pop(), Some((tick, event)));
