@@ -671,13 +671,14 @@ impl Client {
     /// `runAllocs`: add, update and remove alloc runners from a pull.
     fn run_allocs(&mut self, now: Tick, allocs: Vec<Arc<Allocation>>, out: &mut Vec<ClientEffect>) {
         let now_time = tick_time(now);
-        let listed: std::collections::BTreeSet<String> =
-            allocs.iter().map(|alloc| alloc.id.clone()).collect();
+        let mut listed: Vec<&str> = allocs.iter().map(|alloc| alloc.id.as_str()).collect();
+        // Sorted already when the server's node index listed them.
+        listed.sort_unstable();
         // Runners the server no longer lists are garbage-collected.
         let gone: Vec<String> = self
             .runners
             .keys()
-            .filter(|id| !listed.contains(*id))
+            .filter(|id| listed.binary_search(&id.as_str()).is_err())
             .cloned()
             .collect();
         for id in gone {
@@ -829,12 +830,21 @@ impl Client {
 
     /// Starts runners whose watches are all done and whose start time came.
     fn kick_waiters(&mut self, now: Tick, out: &mut Vec<ClientEffect>) {
-        let terminal: std::collections::BTreeSet<String> = self
+        // Only a local watch asks whether the alloc it watches is terminal:
+        // without one (the usual case) the set stays empty and unbuilt.
+        let any_local = self
             .runners
-            .iter()
-            .filter(|(_, runner)| runner.client_status.is_terminal())
-            .map(|(id, _)| id.clone())
-            .collect();
+            .values()
+            .any(|runner| runner.watches.iter().any(|w| w.state == WatchState::Local));
+        let terminal: std::collections::BTreeSet<String> = if any_local {
+            self.runners
+                .iter()
+                .filter(|(_, runner)| runner.client_status.is_terminal())
+                .map(|(id, _)| id.clone())
+                .collect()
+        } else {
+            std::collections::BTreeSet::new()
+        };
         // Write only if something changes: the runners may be shared with a
         // history checkpoint.
         let changes = self.runners.values().any(|runner| {

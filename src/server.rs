@@ -506,6 +506,21 @@ impl Server {
         out
     }
 
+    /// Handles one client call (as [`ServerInput::Call`], without taking
+    /// the sender's ID by value).
+    pub fn handle_call_input(
+        &mut self,
+        now: Tick,
+        node: &str,
+        call: CallId,
+        rpc: Rpc,
+        rng: &mut Rng,
+    ) -> Vec<ServerEffect> {
+        let mut out = Vec::new();
+        self.handle_call(now, node, call, rpc, rng, &mut out);
+        out
+    }
+
     /// To call after any write to `state.nodes`: the cached tainted
     /// nodes and placement scores are recomputed on next use.
     pub fn nodes_changed(&mut self) {
@@ -802,11 +817,10 @@ impl Server {
         wait_until: Option<Tick>,
         out: &mut Vec<ServerEffect>,
     ) {
-        let id = eval.id.clone();
         let seq = self.state.eval_order.len() as u64;
         out.push(ServerEffect::Trace(TraceEvent::EvalCreated(Box::new(
             EvalCreated {
-                eval: id.as_str().into(),
+                eval: eval.id.as_str().into(),
                 job: self.texts.text(&eval.job_id),
                 trigger: self.texts.text(&eval.triggered_by),
                 node: self.texts.text(&eval.node_id),
@@ -814,33 +828,36 @@ impl Server {
                 status: self.texts.text(eval.status.as_str()),
             },
         ))));
-        let blocked = eval.status == crate::model::EvalStatus::Blocked;
-        let job = eval.job_id.clone();
-        let priority = eval.priority;
-        self.state.evals.insert(
-            id.clone(),
-            Arc::new(EvalRecord {
-                eval,
-                created_tick: now,
-                wait_until,
-                seq,
-                outcome: None,
-            }),
-        );
-        self.state.eval_order.push(id.clone());
-        if blocked {
-            if let Some(old) = self.state.broker.block(&job, &id) {
+        // The stored record, read below through a second handle (its ID
+        // and job are not copied for the broker).
+        let record = Arc::new(EvalRecord {
+            eval,
+            created_tick: now,
+            wait_until,
+            seq,
+            outcome: None,
+        });
+        let kept = Arc::clone(&record);
+        let eval = &kept.eval;
+        self.state.evals.insert(eval.id.clone(), record);
+        self.state.eval_order.push(eval.id.clone());
+        let (id, job) = (eval.id.as_str(), eval.job_id.as_str());
+        if eval.status == crate::model::EvalStatus::Blocked {
+            if let Some(old) = self.state.broker.block(job, id) {
                 self.cancel_eval(now, &old, "a newer blocked eval exists for the job", out);
             }
             return;
         }
         match wait_until {
             Some(at) if at > now => {
-                self.state.broker.delay(&id, at);
-                out.push(ServerEffect::EvalTimer { eval: id, at });
+                self.state.broker.delay(id, at);
+                out.push(ServerEffect::EvalTimer {
+                    eval: id.to_string(),
+                    at,
+                });
             }
             // The eval is at hand: no need to look it up again.
-            _ => self.enqueue_eval(&job, &id, priority, seq, out),
+            _ => self.enqueue_eval(job, id, eval.priority, seq, out),
         }
     }
 

@@ -429,12 +429,16 @@ impl Sim {
         let Some(pending) = self.net.take(node, call) else {
             return false;
         };
-        self.server_input(ServerInput::Call {
-            node: node.to_string(),
-            call,
-            rpc: pending.rpc,
-        });
+        self.hand_over(node, call, pending.rpc);
         true
+    }
+
+    /// The leader handles a call taken off the network.
+    fn hand_over(&mut self, node: &str, call: CallId, rpc: Rpc) {
+        let effects = self
+            .server
+            .handle_call_input(self.tick, node, call, rpc, &mut self.rng);
+        self.route_server(effects);
     }
 
     /// Handles one event. Returns whether events remain.
@@ -451,12 +455,12 @@ impl Sim {
     fn handle_event(&mut self, event: Event) {
         match event {
             Event::Deliver { node, call } => {
-                let ready = self
-                    .net
-                    .get(&node, call)
-                    .is_some_and(|pending| !pending.held && pending.deliver_at <= self.tick);
-                if ready {
-                    self.deliver(&node, call);
+                let now = self.tick;
+                let ready = self.net.take_if(&node, call, |pending| {
+                    !pending.held && pending.deliver_at <= now
+                });
+                if let Some(pending) = ready {
+                    self.hand_over(&node, call, pending.rpc);
                 }
             }
             Event::Reply {

@@ -97,8 +97,22 @@ impl Network {
 
     /// Removes and returns a call in flight.
     pub fn take(&mut self, node: &str, id: CallId) -> Option<PendingCall> {
+        self.take_if(node, id, |_| true)
+    }
+
+    /// Removes and returns a call in flight if `ready` holds for it (one
+    /// lookup of the node's list).
+    pub fn take_if(
+        &mut self,
+        node: &str,
+        id: CallId,
+        ready: impl FnOnce(&PendingCall) -> bool,
+    ) -> Option<PendingCall> {
         let calls = self.pending.get_mut(node)?;
         let position = calls.iter().position(|call| call.id == id)?;
+        if !ready(&calls[position]) {
+            return None;
+        }
         let call = calls.remove(position);
         if calls.is_empty() {
             self.pending.remove(node);

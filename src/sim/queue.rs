@@ -2,8 +2,9 @@
 //! order of insertion, so two events at the same tick run in the order they
 //! were scheduled and a run never depends on anything but its input.
 
-use super::chunk_map::ChunkMap;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 /// Logical time in milliseconds since the start of the run.
 pub type Tick = u64;
@@ -11,22 +12,35 @@ pub type Tick = u64;
 /// Ticks per second (one tick is one millisecond).
 pub const TICKS_PER_SEC: Tick = 1000;
 
+/// Events per chunk when the queue is built; a chunk splits in two when it
+/// grows past twice this.
+const CHUNK: usize = 16;
+
+/// One chunk: events in key order, shared between clones until written.
+type Chunk<E> = Arc<VecDeque<((Tick, u64), E)>>;
+
 /// A priority queue of events keyed by `(tick, seq)`. The events live in
-/// a [`ChunkMap`]: the history's checkpoints share every chunk the steps in
-/// between left alone (a delayed eval's timer, say, waits for minutes), so
-/// a checkpoint costs only the part of the queue that changed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// sorted chunks of a few dozen behind `Arc`s, each chunk a ring buffer:
+/// the history's checkpoints share every chunk the steps in between left
+/// alone (a delayed eval's timer, say, waits for minutes), so a checkpoint
+/// costs only the part of the queue that changed, while a push or a pop
+/// moves the event in and out of its chunk without an allocation of its own
+/// (the next event leaves the front of the first chunk).
+#[derive(Clone)]
 pub struct EventQueue<E> {
-    #[serde(with = "as_pairs")]
-    #[serde(bound(serialize = "E: Serialize", deserialize = "E: Deserialize<'de>"))]
-    events: ChunkMap<(Tick, u64), E>,
+    /// Non-empty chunks; every key of a chunk is below every key of the
+    /// next one.
+    chunks: Vec<Chunk<E>>,
+    /// Events waiting.
+    len: usize,
     next_seq: u64,
 }
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
-            events: ChunkMap::new(),
+            chunks: Vec::new(),
+            len: 0,
             next_seq: 0,
         }
     }
@@ -35,22 +49,30 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     /// The tick of the next event, if any.
     pub fn peek_tick(&self) -> Option<Tick> {
-        self.events.keys().next().map(|(tick, _)| *tick)
+        self.chunks
+            .first()
+            .and_then(|chunk| chunk.front())
+            .map(|((tick, _), _)| *tick)
     }
 
     /// How many events wait.
     pub fn len(&self) -> usize {
-        self.events.len()
+        self.len
     }
 
     /// Whether no event waits.
     pub fn is_empty(&self) -> bool {
-        self.events.is_empty()
+        self.len == 0
     }
 
     /// The waiting events in order.
     pub fn iter(&self) -> impl Iterator<Item = (Tick, &E)> {
-        self.events.iter().map(|((tick, _), event)| (*tick, event))
+        self.entries().map(|((tick, _), event)| (*tick, event))
+    }
+
+    /// The waiting events with their keys, in order.
+    fn entries(&self) -> impl Iterator<Item = &((Tick, u64), E)> {
+        self.chunks.iter().flat_map(|chunk| chunk.iter())
     }
 }
 
@@ -59,42 +81,143 @@ impl<E: Clone> EventQueue<E> {
     pub fn push(&mut self, tick: Tick, event: E) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.events.insert((tick, seq), event);
+        self.insert((tick, seq), event);
         seq
+    }
+
+    /// Puts an event with a key above every key of the same tick in place.
+    fn insert(&mut self, key: (Tick, u64), event: E) {
+        self.len += 1;
+        // The last chunk whose first key is not above `key` (the first
+        // chunk for a key below all).
+        let chunk_idx = self
+            .chunks
+            .partition_point(|chunk| chunk.front().is_some_and(|(first, _)| *first <= key))
+            .saturating_sub(1);
+        let Some(chunk) = self.chunks.get_mut(chunk_idx) else {
+            self.chunks.push(Arc::new(VecDeque::from([(key, event)])));
+            return;
+        };
+        let chunk = Arc::make_mut(chunk);
+        let position = chunk.partition_point(|(other, _)| *other < key);
+        chunk.insert(position, (key, event));
+        if chunk.len() > 2 * CHUNK {
+            let upper = chunk.split_off(chunk.len() / 2);
+            self.chunks.insert(chunk_idx + 1, Arc::new(upper));
+        }
     }
 
     /// Removes and returns the next event.
     pub fn pop(&mut self) -> Option<(Tick, E)> {
-        self.events
-            .pop_first()
-            .map(|((tick, _), event)| (tick, event))
+        let first = self.chunks.first_mut()?;
+        let chunk = Arc::make_mut(first);
+        let ((tick, _), event) = chunk.pop_front()?;
+        if chunk.is_empty() {
+            self.chunks.remove(0);
+        }
+        self.len -= 1;
+        Some((tick, event))
     }
 
-    /// Drops every event for which `keep` is false.
+    /// Drops every event for which `keep` is false (copies only the
+    /// chunks that lose events).
     pub fn retain(&mut self, mut keep: impl FnMut(&E) -> bool) {
-        self.events.retain(|_, event| keep(event));
+        let mut len = 0;
+        for chunk in &mut self.chunks {
+            // `keep` is asked once per event, in order.
+            let kept: Vec<bool> = chunk.iter().map(|(_, event)| keep(event)).collect();
+            if kept.contains(&false) {
+                let mut verdicts = kept.into_iter();
+                Arc::make_mut(chunk).retain(|_| verdicts.next().unwrap_or(true));
+            }
+            len += chunk.len();
+        }
+        self.chunks.retain(|chunk| !chunk.is_empty());
+        self.len = len;
+    }
+
+    /// A queue of `entries` (sorted by key, keys unique) that numbers the
+    /// next event `next_seq`.
+    fn from_sorted(entries: Vec<((Tick, u64), E)>, next_seq: u64) -> Self {
+        let len = entries.len();
+        let mut chunks = Vec::with_capacity(len.div_ceil(CHUNK));
+        let mut entries = entries.into_iter().peekable();
+        while entries.peek().is_some() {
+            chunks.push(Arc::new(entries.by_ref().take(CHUNK).collect()));
+        }
+        EventQueue {
+            chunks,
+            len,
+            next_seq,
+        }
     }
 }
 
-/// Serializes the queue's map as a list of `[[tick, seq], event]` pairs
-/// (JSON object keys must be strings).
-mod as_pairs {
-    use super::Tick;
-    use crate::sim::chunk_map::ChunkMap;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub fn serialize<E: Serialize, S: Serializer>(
-        map: &ChunkMap<(Tick, u64), E>,
-        s: S,
-    ) -> Result<S::Ok, S::Error> {
-        s.collect_seq(map.iter())
+/// Written as the map of events by key it stands for.
+impl<E: std::fmt::Debug> std::fmt::Debug for EventQueue<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        /// The events as a map.
+        struct Events<'a, E>(&'a EventQueue<E>);
+        impl<E: std::fmt::Debug> std::fmt::Debug for Events<'_, E> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_map()
+                    .entries(self.0.entries().map(|(key, event)| (key, event)))
+                    .finish()
+            }
+        }
+        f.debug_struct("EventQueue")
+            .field("events", &Events(self))
+            .field("next_seq", &self.next_seq)
+            .finish()
     }
+}
 
-    pub fn deserialize<'de, E: Deserialize<'de>, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<ChunkMap<(Tick, u64), E>, D::Error> {
-        let pairs: Vec<((Tick, u64), E)> = Vec::deserialize(d)?;
-        Ok(pairs.into_iter().collect())
+/// Two queues are equal when they hold the same events under the same keys
+/// and number the next one alike, however their chunks split.
+impl<E: PartialEq> PartialEq for EventQueue<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.next_seq == other.next_seq
+            && self.len == other.len
+            && self.entries().eq(other.entries())
+    }
+}
+
+/// The queue as it has always been written: `{"events": [[[tick, seq],
+/// event], ...], "next_seq": n}`, the events in key order.
+impl<E: Serialize> Serialize for EventQueue<E> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        /// The events as a list of `[key, event]` pairs.
+        struct Events<'a, E>(&'a EventQueue<E>);
+        impl<E: Serialize> Serialize for Events<'_, E> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_seq(self.0.entries().map(|(key, event)| (key, event)))
+            }
+        }
+        let mut state = serializer.serialize_struct("EventQueue", 2)?;
+        state.serialize_field("events", &Events(self))?;
+        state.serialize_field("next_seq", &self.next_seq)?;
+        state.end()
+    }
+}
+
+impl<'de, E: Clone + Deserialize<'de>> Deserialize<'de> for EventQueue<E> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        /// The written form.
+        #[derive(Deserialize)]
+        #[serde(bound(deserialize = "E: Deserialize<'de>"))]
+        struct Written<E> {
+            events: Vec<((Tick, u64), E)>,
+            next_seq: u64,
+        }
+        let written = Written::<E>::deserialize(deserializer)?;
+        // Sorted and deduplicated (the last event of a key wins), as the
+        // map the queue was read into before.
+        let events: BTreeMap<(Tick, u64), E> = written.events.into_iter().collect();
+        Ok(EventQueue::from_sorted(
+            events.into_iter().collect(),
+            written.next_seq,
+        ))
     }
 }
 
@@ -112,6 +235,53 @@ mod tests {
         assert_eq!(queue.pop(), Some((5, "b")));
         assert_eq!(queue.pop(), Some((5, "c")));
         assert_eq!(queue.pop(), None);
+    }
+
+    /// Pushes at scattered ticks and pops in between agree with a sorted
+    /// map's order, through chunk splits and emptied chunks; queues that
+    /// hold the same events compare equal however their chunks split, and
+    /// a queue reads back from its JSON equal.
+    #[test]
+    fn agrees_with_a_sorted_map_through_splits() {
+        let mut queue = EventQueue::default();
+        let mut model = std::collections::BTreeMap::new();
+        for step in 0..3_000u64 {
+            let tick = (step * 7_919) % 613;
+            // One push a step: the step is the push's sequence number.
+            assert_eq!(queue.push(tick, step), step);
+            model.insert((tick, step), step);
+            if step % 3 == 2 {
+                let ((tick, _), event) = model.pop_first().expect("model");
+                assert_eq!(queue.pop(), Some((tick, event)));
+            }
+            assert_eq!(queue.len(), model.len());
+            assert_eq!(
+                queue.peek_tick(),
+                model.keys().next().map(|(tick, _)| *tick)
+            );
+        }
+        let events: Vec<(u64, u64)> = queue.iter().map(|(tick, event)| (tick, *event)).collect();
+        let expected: Vec<(u64, u64)> = model.iter().map(|((tick, _), e)| (*tick, *e)).collect();
+        assert_eq!(events, expected);
+        let json = serde_json::to_string(&queue).expect("serialize");
+        let back: EventQueue<u64> = serde_json::from_str(&json).expect("deserialize");
+        assert_eq!(back, queue);
+        assert_eq!(serde_json::to_string(&back).expect("serialize"), json);
+        while let Some((tick, event)) = queue.pop() {
+            let ((expected_tick, _), expected_event) = model.pop_first().expect("model");
+            assert_eq!((tick, event), (expected_tick, expected_event));
+        }
+        assert!(queue.is_empty() && model.is_empty());
+    }
+
+    /// The queue writes the JSON it wrote when it was a map's pairs.
+    #[test]
+    fn writes_its_pairs_and_next_seq() {
+        let mut queue = EventQueue::default();
+        queue.push(5, "b");
+        queue.push(1, "a");
+        let json = serde_json::to_string(&queue).expect("serialize");
+        assert_eq!(json, r#"{"events":[[[1,1],"a"],[[5,0],"b"]],"next_seq":2}"#);
     }
 
     /// A clone (a history checkpoint) keeps its events while the queue
