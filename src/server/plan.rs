@@ -127,14 +127,10 @@ impl Plan {
     }
 
     fn write_entry(&mut self, entry: PlanAlloc) {
-        // The node's key is copied only for the node's first entry.
-        match self.node_allocation.get_mut(&entry.read().node_id) {
-            Some(entries) => entries.push(entry),
-            None => {
-                let node = entry.read().node_id.clone();
-                self.node_allocation.insert(node, vec![entry]);
-            }
-        }
+        self.node_allocation
+            .entry(entry.read().node_id.clone())
+            .or_default()
+            .push(entry);
     }
 
     /// The nodes the plan names, in order, each once.
@@ -235,8 +231,7 @@ impl Server {
         };
         match record.node.status {
             NodeStatus::Disconnected => {
-                if entries().all(|a| a.client_status == ClientStatus::Unknown)
-                {
+                if entries().all(|a| a.client_status == ClientStatus::Unknown) {
                     Ok(())
                 } else {
                     Err(Cow::Borrowed(

@@ -25,8 +25,8 @@ use crate::reconciler::rules::ReconcilerRules;
 use crate::scenario::format::JobSpec;
 use crate::sim::queue::Tick;
 use crate::sim::trace::{
-    AllocReasons, AllocReasonsBuilder, BrokerState, EvalProcessed, GroupUpdates, Text, TraceEvent,
-    short,
+    AllocReasons, AllocReasonsBuilder, BrokerState, EvalProcessed, GroupUpdates, SharedText, Text,
+    TraceEvent, short,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -249,11 +249,13 @@ impl Server {
             }));
             return;
         };
-        // A copy of the eval only: holding the stored record's `Arc` would
-        // make the write below copy the whole record again.
-        let Some(eval) = self.state.evals.get(&id).map(|record| record.eval.clone()) else {
+        // The stored record, shared while the eval is scheduled instead of
+        // copied; let go before the record is written below, so that the
+        // write does not copy it either.
+        let Some(record) = self.state.evals.get(&id).map(Arc::clone) else {
             return;
         };
+        let eval = &record.eval;
         let job = self
             .state
             .jobs
@@ -291,10 +293,13 @@ impl Server {
                 },
             )
         } else if system {
-            self.schedule_system(now, &eval, job.as_deref(), out)
+            self.schedule_system(now, eval, job.as_deref(), out)
         } else {
-            self.schedule_generic(now, &eval, job.as_ref(), out)
+            self.schedule_generic(now, eval, job.as_ref(), out)
         };
+        let job_id: SharedText = eval.job_id.as_str().into();
+        let trigger: SharedText = eval.triggered_by.as_str().into();
+        drop(record);
         let index = self.bump_index();
         let still_blocked = status == EvalStatus::Blocked;
         if let Some(record) = self.state.evals.get_mut(&id) {
@@ -307,19 +312,19 @@ impl Server {
         out.push(ServerEffect::Trace(TraceEvent::EvalProcessed(Box::new(
             EvalProcessed {
                 eval: id.as_str().into(),
-                job: eval.job_id.as_str().into(),
-                trigger: eval.triggered_by.as_str().into(),
+                job: job_id.clone(),
+                trigger,
                 desired_tg_updates: outcome.desired_tg_updates.clone(),
                 reasons,
                 plan: plan.into_iter().map(Text::from).collect(),
                 status: status.as_str().into(),
             },
         ))));
-        let (next, cancelled) =
-            self.state
-                .broker
-                .ack(&eval.job_id, &id, self.rules.cancel_stale_evals);
-        if still_blocked && let Some(old) = self.state.broker.block(&eval.job_id, &id) {
+        let (next, cancelled) = self
+            .state
+            .broker
+            .ack(&job_id, &id, self.rules.cancel_stale_evals);
+        if still_blocked && let Some(old) = self.state.broker.block(&job_id, &id) {
             self.cancel_eval(now, &old, "a newer blocked eval exists for the job", out);
         }
         for stale in cancelled {
