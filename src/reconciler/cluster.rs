@@ -234,7 +234,7 @@ pub struct ReconcileResult {
     /// Allocs marked unknown.
     pub disconnect_updates: DisconnectUpdates,
     /// Allocs marked reconnected.
-    pub reconnect_updates: AllocSet,
+    pub reconnect_updates: ReconnectUpdates,
     /// Per-group counters.
     pub desired_tg_updates: BTreeMap<String, DesiredUpdates>,
     /// Follow-up evals per group.
@@ -253,12 +253,21 @@ pub struct ReconcileResult {
     pub deployment_failed: bool,
 }
 
+/// An update of an alloc the reconciler read, built only when asked for
+/// ([`DeferredUpdate::to_alloc`]): a run keeps the alloc as read and what
+/// the update changes, so it copies no alloc (the scheduler's plan too
+/// keeps it so until the plan applier commits the alloc's node).
+pub trait DeferredUpdate {
+    /// The alloc before the update.
+    fn alloc(&self) -> &Arc<Allocation>;
+    /// The updated alloc.
+    fn to_alloc(&self) -> Allocation;
+}
+
 /// An alloc that a disconnect marks unknown (an entry of
 /// [`ReconcileResult::disconnect_updates`]): the alloc as the reconciler
-/// read it and what the update changes. The updated alloc is built only
-/// when asked for ([`DisconnectUpdate::to_alloc`]), so a run does not copy
-/// every disconnecting alloc.
-#[derive(Debug, Clone)]
+/// read it and what the update changes.
+#[derive(Debug, Clone, PartialEq)]
 pub struct DisconnectUpdate {
     /// The alloc before the update.
     pub alloc: Arc<Allocation>,
@@ -287,12 +296,66 @@ impl DisconnectUpdate {
     }
 }
 
-/// The disconnect updates of a run, in alloc ID order, one per alloc.
-/// Serialised as the updated allocs.
-#[derive(Debug, Clone, Default)]
-pub struct DisconnectUpdates(Vec<DisconnectUpdate>);
+impl DeferredUpdate for DisconnectUpdate {
+    fn alloc(&self) -> &Arc<Allocation> {
+        &self.alloc
+    }
 
-impl DisconnectUpdates {
+    fn to_alloc(&self) -> Allocation {
+        DisconnectUpdate::to_alloc(self)
+    }
+}
+
+/// An alloc that reconnects (an entry of
+/// [`ReconcileResult::reconnect_updates`]): the alloc as the reconciler
+/// read it; the update appends its client status to its alloc states at
+/// the run's clock and changes nothing else.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReconnectUpdate {
+    /// The alloc before the update.
+    pub alloc: Arc<Allocation>,
+    /// When it reconnected (the run's clock).
+    pub at: Time,
+}
+
+impl ReconnectUpdate {
+    /// The updated alloc: its client status appended to its alloc states
+    /// at [`ReconnectUpdate::at`].
+    pub fn to_alloc(&self) -> Allocation {
+        let mut copy = (*self.alloc).clone();
+        copy.append_client_status_state(self.alloc.client_status.as_str(), self.at);
+        copy
+    }
+}
+
+impl DeferredUpdate for ReconnectUpdate {
+    fn alloc(&self) -> &Arc<Allocation> {
+        &self.alloc
+    }
+
+    fn to_alloc(&self) -> Allocation {
+        ReconnectUpdate::to_alloc(self)
+    }
+}
+
+/// The updates of one kind of a run, in alloc ID order, one per alloc.
+/// Serialised as the updated allocs.
+#[derive(Debug, Clone)]
+pub struct Updates<U>(Vec<U>);
+
+/// The disconnect updates of a run.
+pub type DisconnectUpdates = Updates<DisconnectUpdate>;
+
+/// The reconnect updates of a run.
+pub type ReconnectUpdates = Updates<ReconnectUpdate>;
+
+impl<U> Default for Updates<U> {
+    fn default() -> Self {
+        Updates(Vec::new())
+    }
+}
+
+impl<U: DeferredUpdate> Updates<U> {
     /// Number of updates.
     pub fn len(&self) -> usize {
         self.0.len()
@@ -302,18 +365,18 @@ impl DisconnectUpdates {
         self.0.is_empty()
     }
     /// The updates in alloc ID order.
-    pub fn iter(&self) -> impl Iterator<Item = &DisconnectUpdate> {
+    pub fn iter(&self) -> impl Iterator<Item = &U> {
         self.0.iter()
     }
     /// The alloc IDs in order.
     pub fn ids(&self) -> impl Iterator<Item = &String> {
-        self.0.iter().map(|u| &u.alloc.id)
+        self.0.iter().map(|u| &u.alloc().id)
     }
     fn position(&self, id: &str) -> Result<usize, usize> {
-        self.0.binary_search_by(|u| u.alloc.id.as_str().cmp(id))
+        self.0.binary_search_by(|u| u.alloc().id.as_str().cmp(id))
     }
     /// The update of alloc `id`.
-    pub fn get(&self, id: &str) -> Option<&DisconnectUpdate> {
+    pub fn get(&self, id: &str) -> Option<&U> {
         self.position(id).ok().map(|i| &self.0[i])
     }
     /// Whether alloc `id` has an update.
@@ -325,7 +388,7 @@ impl DisconnectUpdates {
     fn find_hinted(&self, id: &str, hint: &mut usize) -> Option<usize> {
         let near = [*hint, *hint + 1]
             .into_iter()
-            .find(|i| self.0.get(*i).is_some_and(|u| u.alloc.id == id));
+            .find(|i| self.0.get(*i).is_some_and(|u| u.alloc().id == id));
         let i = match near {
             Some(i) => i,
             None => self.position(id).ok()?,
@@ -333,13 +396,14 @@ impl DisconnectUpdates {
         *hint = i;
         Some(i)
     }
-    /// The update of alloc `id`, to change (see [`DisconnectUpdates::find_hinted`]).
-    fn get_mut_hinted(&mut self, id: &str, hint: &mut usize) -> Option<&mut DisconnectUpdate> {
+    /// The update of alloc `id`, to change (see [`Updates::find_hinted`]).
+    fn get_mut_hinted(&mut self, id: &str, hint: &mut usize) -> Option<&mut U> {
         let i = self.find_hinted(id, hint)?;
         Some(&mut self.0[i])
     }
-    /// Adds `other`'s updates; on equal alloc IDs `other`'s win.
-    fn union_with(&mut self, other: Vec<DisconnectUpdate>) {
+    /// Adds `other`'s updates (in alloc ID order); on equal alloc IDs
+    /// `other`'s win.
+    fn union_with(&mut self, other: Vec<U>) {
         if self.0.is_empty() {
             self.0 = other;
             return;
@@ -347,24 +411,24 @@ impl DisconnectUpdates {
         if self.0.last().is_none_or(|last| {
             other
                 .first()
-                .is_none_or(|first| last.alloc.id < first.alloc.id)
+                .is_none_or(|first| last.alloc().id < first.alloc().id)
         }) {
             self.0.extend(other);
             return;
         }
         self.0.extend(other);
         // Stable: of equal IDs the later (`other`'s) comes last and stays.
-        self.0.sort_by(|x, y| x.alloc.id.cmp(&y.alloc.id));
+        self.0.sort_by(|x, y| x.alloc().id.cmp(&y.alloc().id));
         self.0.reverse();
         self.0
-            .dedup_by(|later, earlier| later.alloc.id == earlier.alloc.id);
+            .dedup_by(|later, earlier| later.alloc().id == earlier.alloc().id);
         self.0.reverse();
     }
 }
 
-impl serde::Serialize for DisconnectUpdates {
+impl<U: DeferredUpdate> serde::Serialize for Updates<U> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(DisconnectUpdate::to_alloc))
+        s.collect_seq(self.0.iter().map(DeferredUpdate::to_alloc))
     }
 }
 
@@ -1532,7 +1596,7 @@ impl Reconciler<'_, '_> {
         if !reconnect.is_empty() {
             let (updates, _) = self.reconnect_updates(&reconnect);
             du.reconnect = updates.len() as u64;
-            self.result.reconnect_updates.union_with(&updates);
+            self.result.reconnect_updates.union_with(updates);
             sets.untainted.union_with(&reconnect);
         }
     }
@@ -1632,19 +1696,20 @@ impl Reconciler<'_, '_> {
     fn keep_reconnecting_pre_16609(&mut self, kept: &PosSet, du: &mut DesiredUpdates) {
         let (updates, current_not_updated) = self.reconnect_updates(kept);
         du.ignore += current_not_updated + updates.len() as u64;
-        self.result.reconnect_updates.union_with(&updates);
+        self.result.reconnect_updates.union_with(updates);
     }
 
     /// The reconnect update of each alloc of `allocs` that still runs the
-    /// current job and has no migrate/reschedule transition: a copy with its
-    /// client status appended to AllocStates (only where the rules write
-    /// reconnect updates to the plan). Records each alloc's decision and
-    /// returns the updates and how many current allocs got none because
-    /// the rules write no updates.
-    fn reconnect_updates(&mut self, allocs: &PosSet) -> (AllocSet, u64) {
+    /// current job and has no migrate/reschedule transition: its client
+    /// status appended to AllocStates (only where the rules write
+    /// reconnect updates to the plan; the updated alloc is built only when
+    /// asked for, see [`ReconnectUpdate`]). Records each alloc's decision
+    /// and returns the updates (in alloc ID order) and how many current
+    /// allocs got none because the rules write no updates.
+    fn reconnect_updates(&mut self, allocs: &PosSet) -> (Vec<ReconnectUpdate>, u64) {
         let t = self.table;
         let job = self.input.job.as_ref().expect("job");
-        let mut updates = AllocSet::new();
+        let mut updates = Vec::new();
         let mut current_not_updated = 0;
         for (p, a) in allocs.iter(t) {
             let skip = reconnect_not_wanted(a, job) || a.client_status != ClientStatus::Running;
@@ -1653,9 +1718,10 @@ impl Reconciler<'_, '_> {
                 current_not_updated += u64::from(!skip);
                 continue;
             }
-            let mut copy = (**a).clone();
-            copy.append_client_status_state(a.client_status.as_str(), self.input.now);
-            updates.insert(Arc::new(copy));
+            updates.push(ReconnectUpdate {
+                alloc: Arc::clone(a),
+                at: self.input.now,
+            });
             self.explain.decide(t.slot(p), Decision::Reconnect);
         }
         (updates, current_not_updated)

@@ -246,33 +246,44 @@ pub enum Decision {
 impl Decision {
     /// A short human description.
     pub fn describe(&self) -> String {
-        match self {
-            Decision::Keep => "keep".into(),
-            Decision::Ignore => "ignore".into(),
-            Decision::Skip => "skip".into(),
-            Decision::InPlaceUpdate => "update in place".into(),
-            Decision::DestructiveUpdate => "destructive update".into(),
-            Decision::UpdateDeferred => "update deferred".into(),
+        let mut text = String::new();
+        self.describe_to(&mut text);
+        text
+    }
+
+    /// [`Decision::describe`], appended to `out`.
+    pub fn describe_to(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        let text = match self {
+            Decision::Keep => "keep",
+            Decision::Ignore => "ignore",
+            Decision::Skip => "skip",
+            Decision::InPlaceUpdate => "update in place",
+            Decision::DestructiveUpdate => "destructive update",
+            Decision::UpdateDeferred => "update deferred",
             Decision::Stop { reason, replaced } => {
-                format!(
-                    "stop: {}{}",
-                    reason.describe(),
-                    if *replaced { " (replaced)" } else { "" }
-                )
+                out.push_str("stop: ");
+                out.push_str(reason.describe());
+                if *replaced { " (replaced)" } else { "" }
             }
-            Decision::LostLater { wait_until, .. } => format!("lost, stop after {wait_until}"),
-            Decision::Migrate => "migrate".into(),
-            Decision::Reconnect => "reconnect".into(),
-            Decision::ReconnectKept => "reconnecting, kept".into(),
+            Decision::LostLater { wait_until, .. } => {
+                let _ = write!(out, "lost, stop after {wait_until}");
+                ""
+            }
+            Decision::Migrate => "migrate",
+            Decision::Reconnect => "reconnect",
+            Decision::ReconnectKept => "reconnecting, kept",
             Decision::Disconnect { replaced } => {
-                format!(
-                    "mark unknown{}",
-                    if *replaced { ", replace now" } else { "" }
-                )
+                out.push_str("mark unknown");
+                if *replaced { ", replace now" } else { "" }
             }
-            Decision::RescheduleNow => "reschedule now".into(),
-            Decision::RescheduleLater { wait_until, .. } => format!("reschedule at {wait_until}"),
-        }
+            Decision::RescheduleNow => "reschedule now",
+            Decision::RescheduleLater { wait_until, .. } => {
+                let _ = write!(out, "reschedule at {wait_until}");
+                ""
+            }
+        };
+        out.push_str(text);
     }
 
     fn is_stop(&self) -> bool {

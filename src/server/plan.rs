@@ -11,6 +11,7 @@ use super::{Server, ServerEffect, tick_time};
 use crate::model::{
     Allocation, ClientStatus, Deployment, DeploymentStatusUpdate, DesiredStatus, NodeStatus,
 };
+use crate::reconciler::cluster::ReconnectUpdate;
 use crate::sim::queue::Tick;
 use crate::sim::trace::{TraceEvent, short};
 use std::borrow::Cow;
@@ -30,14 +31,49 @@ pub struct PlanStop {
     pub followup_eval_id: String,
 }
 
+/// An alloc a plan writes: a whole alloc (new, or an updated copy), or a
+/// reconnect update of a stored alloc, which the plan keeps as the alloc
+/// read and the mark to add: the updated alloc is built only when the
+/// applier commits its node (a plan refused on an initializing node,
+/// retried, copies nothing).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlanAlloc {
+    /// The alloc to write.
+    Whole(Arc<Allocation>),
+    /// The alloc with its reconnect mark appended.
+    Reconnect(ReconnectUpdate),
+}
+
+impl PlanAlloc {
+    /// The alloc as the applier's checks and the plan's description read
+    /// it: the alloc to write, but for a reconnect update the alloc before
+    /// the update, which differs only in the alloc states the mark appends.
+    pub fn read(&self) -> &Allocation {
+        match self {
+            PlanAlloc::Whole(alloc) => alloc,
+            PlanAlloc::Reconnect(update) => &update.alloc,
+        }
+    }
+
+    /// The alloc to write (taken from the plan where it holds the only
+    /// reference, else copied).
+    pub fn into_alloc(self) -> Allocation {
+        match self {
+            PlanAlloc::Whole(alloc) => Arc::unwrap_or_clone(alloc),
+            PlanAlloc::Reconnect(update) => update.to_alloc(),
+        }
+    }
+}
+
 /// A scheduler's plan.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Plan {
     /// Stops per node.
     pub node_update: BTreeMap<String, Vec<PlanStop>>,
-    /// Allocs to write per node (new or updated, full objects; shared with
-    /// the reconciler's result where it hands them over unchanged).
-    pub node_allocation: BTreeMap<String, Vec<Arc<Allocation>>>,
+    /// Allocs to write per node (new or updated, full objects shared with
+    /// the reconciler's result where it hands them over unchanged, or
+    /// reconnect updates built on commit).
+    pub node_allocation: BTreeMap<String, Vec<PlanAlloc>>,
     /// Evictions per node (alloc ID, preempting alloc ID).
     pub node_preemptions: BTreeMap<String, Vec<(String, String)>>,
     /// A deployment to create or update.
@@ -82,10 +118,19 @@ impl Plan {
 
     /// Adds an alloc to write, shared.
     pub fn write_shared(&mut self, alloc: Arc<Allocation>) {
+        self.write_entry(PlanAlloc::Whole(alloc));
+    }
+
+    /// Adds a reconnect update (its alloc built on commit).
+    pub fn write_reconnect(&mut self, update: ReconnectUpdate) {
+        self.write_entry(PlanAlloc::Reconnect(update));
+    }
+
+    fn write_entry(&mut self, entry: PlanAlloc) {
         self.node_allocation
-            .entry(alloc.node_id.clone())
+            .entry(entry.read().node_id.clone())
             .or_default()
-            .push(alloc);
+            .push(entry);
     }
 
     /// The nodes the plan names, in order, each once.
@@ -131,7 +176,8 @@ impl Plan {
                     let _ = write!(line, " as {status}");
                 }
             }
-            for alloc in self.node_allocation.get(node).into_iter().flatten() {
+            for entry in self.node_allocation.get(node).into_iter().flatten() {
+                let alloc = entry.read();
                 let verb = if server.state.allocs.contains_key(&alloc.id) {
                     if alloc.client_status == ClientStatus::Unknown {
                         "mark-unknown"
@@ -177,15 +223,15 @@ impl Server {
         let Some(entries) = plan.node_allocation.get(node).filter(|e| !e.is_empty()) else {
             return Ok(());
         };
+        // What the checks read of an entry is the same before and after a
+        // reconnect update.
+        let entries = || entries.iter().map(PlanAlloc::read);
         let Some(record) = self.state.nodes.get(node) else {
             return Err(Cow::Borrowed("node does not exist"));
         };
         match record.node.status {
             NodeStatus::Disconnected => {
-                if entries
-                    .iter()
-                    .all(|a| a.client_status == ClientStatus::Unknown)
-                {
+                if entries().all(|a| a.client_status == ClientStatus::Unknown) {
                     Ok(())
                 } else {
                     Err(Cow::Borrowed(
@@ -196,7 +242,7 @@ impl Server {
             NodeStatus::Down => {
                 let honour = self.honour_legacy();
                 if self.rules.plan_down_accepts_lost
-                    && entries.iter().all(|a| {
+                    && entries().all(|a| {
                         a.client_status == ClientStatus::Lost
                             || (a.client_status == ClientStatus::Unknown
                                 && !a.replace_on_disconnect(honour))
@@ -208,7 +254,7 @@ impl Server {
                 }
             }
             NodeStatus::Ready => {
-                let only_updates = entries.iter().all(|a| {
+                let only_updates = entries().all(|a| {
                     self.state
                         .allocs
                         .get(&a.id)
@@ -237,7 +283,7 @@ impl Server {
                             .flatten()
                             .map(|(id, _)| id),
                     )
-                    .chain(entries.iter().map(|a| &a.id))
+                    .chain(entries().map(|a| &a.id))
                     .collect();
                 let (mut cpu, mut mem) = self.state.node_usage.get(node).copied().unwrap_or((0, 0));
                 for id in &taken {
@@ -259,7 +305,7 @@ impl Server {
                         .fold((0, 0), |(c, m), (ac, am)| (c + ac, m + am)),
                     "the node's accounted usage disagrees with its allocs"
                 );
-                for alloc in entries {
+                for alloc in entries() {
                     if alloc.terminal_status() {
                         continue;
                     }
@@ -373,7 +419,7 @@ impl Server {
                 match phase {
                     0 => {
                         for planned in std::mem::take(&mut planned_allocs) {
-                            let mut alloc = Arc::unwrap_or_clone(planned);
+                            let mut alloc = planned.into_alloc();
                             alloc.modify_index = index;
                             alloc.alloc_modify_index = index;
                             alloc.modify_time = now_time;

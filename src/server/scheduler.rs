@@ -25,7 +25,8 @@ use crate::reconciler::rules::ReconcilerRules;
 use crate::scenario::format::JobSpec;
 use crate::sim::queue::Tick;
 use crate::sim::trace::{
-    AllocReason, BrokerState, EvalProcessed, GroupUpdates, Text, TraceEvent, short,
+    AllocReasons, AllocReasonsBuilder, BrokerState, EvalProcessed, GroupUpdates, SharedText, Text,
+    TraceEvent, short,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -54,14 +55,14 @@ struct Attempt {
     failed: Vec<String>,
     followups: Vec<Evaluation>,
     desired_tg_updates: GroupUpdates,
-    reasons: Vec<AllocReason>,
+    reasons: AllocReasons,
 }
 
 /// One attempt at a system eval.
 #[derive(Default)]
 struct SystemAttempt {
     plan: Plan,
-    reasons: Vec<AllocReason>,
+    reasons: AllocReasons,
     updates: DesiredUpdates,
     failed: Vec<String>,
 }
@@ -70,7 +71,7 @@ struct SystemAttempt {
 /// and the reasons and plan lines only its trace entry keeps.
 struct Processed {
     outcome: EvalOutcome,
-    reasons: Vec<AllocReason>,
+    reasons: AllocReasons,
     plan: Vec<String>,
 }
 
@@ -262,11 +263,13 @@ impl Server {
             }));
             return;
         };
-        // A copy of the eval only: holding the stored record's `Arc` would
-        // make the write below copy the whole record again.
-        let Some(eval) = self.state.evals.get(&id).map(|record| record.eval.clone()) else {
+        // The stored record, shared while the eval is scheduled instead of
+        // copied; let go before the record is written below, so that the
+        // write does not copy it either.
+        let Some(record) = self.state.evals.get(&id).map(Arc::clone) else {
             return;
         };
+        let eval = &record.eval;
         let job = self
             .state
             .jobs
@@ -296,7 +299,7 @@ impl Server {
                         tick: now,
                         desired_tg_updates: GroupUpdates::new(),
                     },
-                    reasons: Vec::new(),
+                    reasons: AllocReasons::new(),
                     plan: vec![format!(
                         "trigger {} not handled by the system scheduler",
                         eval.triggered_by
@@ -304,10 +307,13 @@ impl Server {
                 },
             )
         } else if system {
-            self.schedule_system(now, &eval, job.as_deref(), out)
+            self.schedule_system(now, eval, job.as_deref(), out)
         } else {
-            self.schedule_generic(now, &eval, job.as_ref(), out)
+            self.schedule_generic(now, eval, job.as_ref(), out)
         };
+        let job_id: SharedText = eval.job_id.as_str().into();
+        let trigger: SharedText = eval.triggered_by.as_str().into();
+        drop(record);
         let index = self.bump_index();
         let still_blocked = status == EvalStatus::Blocked;
         if let Some(record) = self.state.evals.get_mut(&id) {
@@ -320,19 +326,19 @@ impl Server {
         out.push(ServerEffect::Trace(TraceEvent::EvalProcessed(Box::new(
             EvalProcessed {
                 eval: id.as_str().into(),
-                job: eval.job_id.as_str().into(),
-                trigger: eval.triggered_by.as_str().into(),
+                job: job_id.clone(),
+                trigger,
                 desired_tg_updates: outcome.desired_tg_updates.clone(),
-                reasons: reasons.into(),
+                reasons,
                 plan: plan.into_iter().map(Text::from).collect(),
                 status: status.as_str().into(),
             },
         ))));
-        let (next, cancelled) =
-            self.state
-                .broker
-                .ack(&eval.job_id, &id, self.rules.cancel_stale_evals);
-        if still_blocked && let Some(old) = self.state.broker.block(&eval.job_id, &id) {
+        let (next, cancelled) = self
+            .state
+            .broker
+            .ack(&job_id, &id, self.rules.cancel_stale_evals);
+        if still_blocked && let Some(old) = self.state.broker.block(&job_id, &id) {
             self.cancel_eval(now, &old, "a newer blocked eval exists for the job", out);
         }
         for stale in cancelled {
@@ -510,7 +516,7 @@ impl Server {
             failed: Vec::new(),
             followups: Vec::new(),
             desired_tg_updates: GroupUpdates::new(),
-            reasons: Vec::new(),
+            reasons: AllocReasons::new(),
         });
         let wait_passed = eval.wait_until.is_zero() || time_tick(eval.wait_until) < now;
         if !attempt.failed.is_empty()
@@ -677,33 +683,27 @@ impl Server {
 
         // Allocs left alone are not listed: the history keeps every eval's
         // reasons, and at cluster size most allocs are simply kept.
-        let reasons = result
-            .decisions
-            .iter(&input.allocs)
-            .filter(|d| {
-                !matches!(
-                    d.decision,
-                    crate::reconciler::reasons::Decision::Keep
-                        | crate::reconciler::reasons::Decision::Skip
-                        | crate::reconciler::reasons::Decision::Ignore
-                )
-            })
-            .map(|d| {
-                // "<set> -> <decision>", written in one buffer (many evals
-                // list the same few decisions).
-                let (set, decision) = (d.set.as_str(), d.decision.describe());
-                let mut text = String::with_capacity(set.len() + 4 + decision.len());
-                text.push_str(set);
-                text.push_str(" -> ");
-                text.push_str(&decision);
-                AllocReason {
-                    alloc: d.alloc_id().to_string(),
-                    name: d.name().to_string(),
-                    set: text,
-                    reason: d.rule.describe().to_string(),
-                }
-            })
-            .collect();
+        // Each reason is packed as it is made; its "<set> -> <decision>"
+        // text is written into one buffer (many evals list the same few
+        // decisions).
+        let mut reasons = AllocReasonsBuilder::default();
+        let mut set_text = String::new();
+        for d in result.decisions.iter(&input.allocs) {
+            if matches!(
+                d.decision,
+                crate::reconciler::reasons::Decision::Keep
+                    | crate::reconciler::reasons::Decision::Skip
+                    | crate::reconciler::reasons::Decision::Ignore
+            ) {
+                continue;
+            }
+            set_text.clear();
+            set_text.push_str(d.set.as_str());
+            set_text.push_str(" -> ");
+            d.decision.describe_to(&mut set_text);
+            reasons.push(d.alloc_id(), d.name(), &set_text, d.rule.describe());
+        }
+        let reasons = reasons.finish();
         let (failed, deployment_id) = self.build_generic_plan(
             now,
             eval,
@@ -758,8 +758,8 @@ impl Server {
             plan.write(update.to_alloc());
         }
         if self.rules.persist_reconnect_mark {
-            for alloc in result.reconnect_updates.iter() {
-                plan.write_shared(Arc::clone(alloc));
+            for update in result.reconnect_updates.iter() {
+                plan.write_reconnect(update.clone());
             }
         }
         // An in-place update joins the latest deployment (a new one resets
@@ -1392,19 +1392,19 @@ impl Server {
         self.state.next_id = counter;
 
         let mut plan = Plan::default();
-        let mut reasons = Vec::new();
+        let mut reasons = AllocReasonsBuilder::default();
         let mut updates = DesiredUpdates::default();
         let diff = result.flatten();
         for tuple in diff
             .iter()
             .filter(|t| t.set() != crate::reconciler::node::NodeSet::Ignore)
         {
-            reasons.push(AllocReason {
-                alloc: tuple.alloc_id().unwrap_or("").to_string(),
-                name: tuple.name.clone(),
-                set: format!("{} on {}", tuple.set().as_str(), tuple.node_id),
-                reason: tuple.rule.describe().to_string(),
-            });
+            reasons.push(
+                tuple.alloc_id().unwrap_or(""),
+                &tuple.name,
+                &format!("{} on {}", tuple.set().as_str(), tuple.node_id),
+                tuple.rule.describe(),
+            );
         }
         for tuple in &diff.stop {
             if let Some(alloc) = &tuple.alloc {
@@ -1532,7 +1532,7 @@ impl Server {
         }
         SystemAttempt {
             plan,
-            reasons,
+            reasons: reasons.finish(),
             updates,
             failed,
         }

@@ -1321,34 +1321,62 @@ impl<'a> IntoIterator for &'a AllocReasons {
     }
 }
 
+/// Builds [`AllocReasons`] from borrowed texts, one reason at a time (the
+/// scheduler packs its reasons as it makes them, with no [`AllocReason`]
+/// in between).
+#[derive(Default)]
+pub struct AllocReasonsBuilder {
+    /// The distinct (set, reason) pairs made so far, latest last: the
+    /// reasons of one eval mostly repeat a few.
+    whys: Vec<Arc<AllocSubject>>,
+    items: Vec<PackedReason>,
+}
+
+impl AllocReasonsBuilder {
+    /// A builder for about `n` reasons.
+    pub fn with_capacity(n: usize) -> Self {
+        AllocReasonsBuilder {
+            whys: Vec::new(),
+            items: Vec::with_capacity(n),
+        }
+    }
+
+    /// Adds a reason.
+    pub fn push(&mut self, alloc: &str, name: &str, set: &str, reason: &str) {
+        let reused = self
+            .whys
+            .iter()
+            .rev()
+            .take(REUSE_WINDOW)
+            .find(|why| why.is(set, reason))
+            .cloned();
+        let why = reused.unwrap_or_else(|| {
+            let why = Arc::new(AllocSubject::new(set, reason));
+            self.whys.push(Arc::clone(&why));
+            why
+        });
+        self.items.push(PackedReason {
+            subject: Arc::new(AllocSubject::new(alloc, name)),
+            why,
+        });
+    }
+
+    /// The reasons added, in order.
+    pub fn finish(self) -> AllocReasons {
+        AllocReasons {
+            items: self.items.into_boxed_slice(),
+        }
+    }
+}
+
 impl<'a> FromIterator<&'a AllocReason> for AllocReasons {
     fn from_iter<I: IntoIterator<Item = &'a AllocReason>>(reasons: I) -> Self {
-        // The distinct (set, reason) pairs made so far, latest last: the
-        // reasons of one eval mostly repeat a few.
-        let mut whys: Vec<Arc<AllocSubject>> = Vec::new();
-        let items: Vec<PackedReason> = reasons
-            .into_iter()
-            .map(|reason| {
-                let reused = whys
-                    .iter()
-                    .rev()
-                    .take(REUSE_WINDOW)
-                    .find(|why| why.is(&reason.set, &reason.reason))
-                    .cloned();
-                let why = reused.unwrap_or_else(|| {
-                    let why = Arc::new(AllocSubject::new(&reason.set, &reason.reason));
-                    whys.push(Arc::clone(&why));
-                    why
-                });
-                PackedReason {
-                    subject: Arc::new(AllocSubject::new(&reason.alloc, &reason.name)),
-                    why,
-                }
-            })
-            .collect();
-        AllocReasons {
-            items: items.into_boxed_slice(),
+        let reasons = reasons.into_iter();
+        let mut builder = AllocReasonsBuilder::with_capacity(reasons.size_hint().0);
+        for reason in reasons {
+            builder.push(&reason.alloc, &reason.name, &reason.set, &reason.reason);
         }
+        builder.finish()
     }
 }
 
