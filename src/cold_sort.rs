@@ -4,13 +4,15 @@
 //! comparator compiles its own copy of the standard library's driftsort
 //! (~4 KB of wasm each), and so does every `collect` into a `BTreeMap` or
 //! `BTreeSet` (it sorts its input first). On cold paths (views, operator
-//! calls, assertions, link encoding) [`sort_by`] sorts through one
-//! non-generic stable merge sort of indices instead, and [`map_from`] /
-//! [`set_from`] build a map or set by inserting. The results are the same:
-//! a stable sort by a total order has one possible output, and inserting
-//! keeps the last value of a repeated key, as `collect` does. [`pack_map`]
-//! rebuilds a map with full nodes, as collecting its own entries does,
-//! without that sort.
+//! calls, assertions, link encoding, preemption) and on small inputs where
+//! the simulator's instruction count shows no cost (the tainted nodes, a
+//! plan node's taken allocs, a job's queued evals) [`sort_by`] sorts
+//! through one non-generic stable merge sort of indices instead, and
+//! [`map_from`] / [`set_from`] build a map or set by inserting. The results
+//! are the same: a stable sort by a total order has one possible output,
+//! and inserting keeps the last value of a repeated key, as `collect` does.
+//! [`pack_map`] rebuilds a map with full nodes, as collecting its own
+//! entries does, without that sort.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
