@@ -4,17 +4,24 @@
 //! comparator compiles its own copy of the standard library's driftsort
 //! (~4 KB of wasm each), and so does every `collect` into a `BTreeMap` or
 //! `BTreeSet` (it sorts its input first). On cold paths (views, operator
-//! calls, assertions, link encoding) [`sort_by`] sorts through one
-//! non-generic stable merge sort of indices instead, and [`map_from`] /
-//! [`set_from`] build a map or set by inserting. The results are the same:
-//! a stable sort by a total order has one possible output, and inserting
-//! keeps the last value of a repeated key, as `collect` does.
+//! calls, assertions, link encoding, preemption) and on small inputs where
+//! the simulator's instruction count shows no cost (the tainted nodes, a
+//! plan node's taken allocs, a job's queued evals) [`sort_by`] sorts
+//! through one non-generic stable merge sort of indices instead, and
+//! [`map_from`] / [`set_from`] build a map or set by inserting. The results
+//! are the same: a stable sort by a total order has one possible output,
+//! and inserting keeps the last value of a repeated key, as `collect` does.
+//! [`pack_map`] rebuilds a map with full nodes, as collecting its own
+//! entries does, without that sort.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Sorts `items` stably by `compare`, like `<[T]>::sort_by`.
 pub fn sort_by<T>(items: &mut [T], compare: impl Fn(&T, &T) -> Ordering) {
+    if items.len() < 2 {
+        return;
+    }
     let order = sorted_order(items.len(), &|a, b| compare(&items[a], &items[b]));
     permute(items, order);
 }
@@ -40,6 +47,19 @@ pub fn set_from<T: Ord>(iter: impl IntoIterator<Item = T>) -> BTreeSet<T> {
         set.insert(item);
     }
     set
+}
+
+/// Rebuilds `map` from its own entries so that its nodes are full, the
+/// layout `std::mem::take(map).into_iter().collect()` gives, without the
+/// sort that `collect` runs first: `BTreeMap::append` of two non-empty maps
+/// bulk-builds the result from their merged sorted entries, as `collect`
+/// does from its sorted input.
+pub fn pack_map<K: Ord, V>(map: &mut BTreeMap<K, V>) {
+    let mut rest = std::mem::take(map);
+    if let Some((key, value)) = rest.pop_first() {
+        map.insert(key, value);
+        map.append(&mut rest);
+    }
 }
 
 /// The positions `0..len` in stably sorted order by `compare` (a bottom-up
@@ -128,5 +148,19 @@ mod tests {
         assert_eq!(map_from(pairs.iter().copied()), want);
         let want: BTreeSet<&str> = pairs.iter().map(|p| p.0).collect();
         assert_eq!(set_from(pairs.iter().map(|p| p.0)), want);
+    }
+
+    #[test]
+    fn packing_keeps_every_entry() {
+        for len in [0, 1, 2, 11, 12, 200] {
+            let mut map: BTreeMap<String, usize> = (0..len)
+                .map(|i| (format!("k{:03}", i * 7 % 1000), i))
+                .collect();
+            let want: Vec<(String, usize)> = map.iter().map(|(k, v)| (k.clone(), *v)).collect();
+            pack_map(&mut map);
+            let got: Vec<(String, usize)> = map.iter().map(|(k, v)| (k.clone(), *v)).collect();
+            assert_eq!(got, want, "len {len}");
+            assert_eq!(map.len(), len);
+        }
     }
 }

@@ -418,7 +418,7 @@ impl<U: DeferredUpdate> Updates<U> {
         }
         self.0.extend(other);
         // Stable: of equal IDs the later (`other`'s) comes last and stays.
-        self.0.sort_by(|x, y| x.alloc().id.cmp(&y.alloc().id));
+        crate::cold_sort::sort_by(&mut self.0, |x, y| x.alloc().id.cmp(&y.alloc().id));
         self.0.reverse();
         self.0
             .dedup_by(|later, earlier| later.alloc().id == earlier.alloc().id);
@@ -588,6 +588,14 @@ fn sort_keep_last(v: &mut Vec<(u32, usize)>) {
 struct Later {
     pos: u32,
     time: Time,
+}
+
+impl Later {
+    /// The sort key of both follow-up batchings (one function, so their
+    /// `sort_by_key` calls share one copy of the sort).
+    fn time(&self) -> Time {
+        self.time
+    }
 }
 
 /// The result of [`Reconciler::split_rescheduleable`].
@@ -1801,7 +1809,7 @@ impl Reconciler<'_, '_> {
         if later.is_empty() {
             return (FollowupIds::default(), evals);
         }
-        later.sort_by_key(|d| d.time);
+        later.sort_by_key(Later::time);
         let mut batch_start = later[0].time;
         evals.push(self.new_eval(trigger_first, eval_desc::RESCHEDULING_FOLLOWUP, batch_start));
         for d in later.iter() {
@@ -1835,7 +1843,7 @@ impl Reconciler<'_, '_> {
             return (FollowupIds::default(), evals);
         }
         let mut ids = Vec::with_capacity(delays.len());
-        delays.sort_by_key(|d| d.time);
+        delays.sort_by_key(Later::time);
         let mut batch_start = delays[0].time;
         let desc = eval_desc::DISCONNECT_TIMEOUT_FOLLOWUP;
         evals.push(self.new_eval(trigger::MAX_DISCONNECT_TIMEOUT, desc, batch_start));
@@ -2028,7 +2036,8 @@ impl Reconciler<'_, '_> {
         };
 
         if !is_canarying && !canaries.is_empty() {
-            let names: BTreeSet<&str> = canaries.iter(t).map(|(_, a)| a.name.as_str()).collect();
+            let names: BTreeSet<&str> =
+                crate::cold_sort::set_from(canaries.iter(t).map(|(_, a)| a.name.as_str()));
             let mut stopped = PosSet::new();
             for (p, a) in working.iter(t) {
                 if !canaries.contains(p) && names.contains(a.name.as_str()) {

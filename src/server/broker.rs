@@ -77,7 +77,7 @@ impl Broker {
         let Some(mut queue) = self.queued.remove(job) else {
             return (None, Vec::new());
         };
-        queue.sort();
+        crate::cold_sort::sort_by(&mut queue, Ord::cmp);
         if queue.is_empty() {
             return (None, Vec::new());
         }

@@ -768,11 +768,12 @@ impl Server {
         groups: Option<&[String]>,
     ) -> Result<Vec<Arc<Allocation>>, Vec<String>> {
         let chosen = |group: &str| groups.is_none_or(|g| g.iter().any(|n| n == group));
-        let canaries: BTreeSet<&String> = deployment
-            .task_groups
-            .values()
-            .flat_map(|s| s.placed_canaries.iter())
-            .collect();
+        let canaries: BTreeSet<&String> = crate::cold_sort::set_from(
+            deployment
+                .task_groups
+                .values()
+                .flat_map(|s| s.placed_canaries.iter()),
+        );
         let promotable: Vec<Arc<Allocation>> = self
             .deployment_allocs(deployment)
             .into_iter()

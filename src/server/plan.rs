@@ -270,21 +270,21 @@ impl Server {
                 // evictions, plus the plan's writes. The live allocs' sum is
                 // the node's accounted usage; the plan's stops, evictions
                 // and rewrites of live allocs on the node come off it.
-                let taken: BTreeSet<&String> = plan
-                    .node_update
-                    .get(node)
-                    .into_iter()
-                    .flatten()
-                    .map(|s| &s.alloc_id)
-                    .chain(
-                        plan.node_preemptions
-                            .get(node)
-                            .into_iter()
-                            .flatten()
-                            .map(|(id, _)| id),
-                    )
-                    .chain(entries().map(|a| &a.id))
-                    .collect();
+                let taken: BTreeSet<&String> = crate::cold_sort::set_from(
+                    plan.node_update
+                        .get(node)
+                        .into_iter()
+                        .flatten()
+                        .map(|s| &s.alloc_id)
+                        .chain(
+                            plan.node_preemptions
+                                .get(node)
+                                .into_iter()
+                                .flatten()
+                                .map(|(id, _)| id),
+                        )
+                        .chain(entries().map(|a| &a.id)),
+                );
                 let (mut cpu, mut mem) = self.state.node_usage.get(node).copied().unwrap_or((0, 0));
                 for id in &taken {
                     if let Some(alloc) = self.state.allocs.get(id.as_str())

@@ -404,17 +404,19 @@ impl Server {
         if cluster.is_empty() {
             return BTreeMap::new();
         }
-        allocs
-            .iter()
-            .filter_map(|alloc| cluster.get_key_value(&alloc.node_id))
-            .map(|(id, node)| (id.clone(), node.clone()))
-            .collect()
+        crate::cold_sort::map_from(
+            allocs
+                .iter()
+                .filter_map(|alloc| cluster.get_key_value(&alloc.node_id))
+                .map(|(id, node)| (id.clone(), node.clone())),
+        )
     }
 
     /// The nodes that are down, disconnected or draining (what
     /// [`super::TaintedCache`] holds).
     fn cluster_tainted(&self) -> BTreeMap<String, Option<Node>> {
-        self.state
+        let tainted = self
+            .state
             .nodes
             .iter()
             .filter(|(_, record)| {
@@ -423,8 +425,8 @@ impl Server {
                     NodeStatus::Down | NodeStatus::Disconnected
                 ) || record.node.draining()
             })
-            .map(|(id, record)| (id.clone(), Some(record.node.clone())))
-            .collect()
+            .map(|(id, record)| (id.clone(), Some(record.node.clone())));
+        crate::cold_sort::map_from(tainted)
     }
 
     /// Service and batch jobs.
@@ -1195,7 +1197,7 @@ impl Server {
                         .is_some_and(|j| j.priority + 10 <= job.priority)
                 })
                 .collect();
-            candidates.sort_by(|a, b| {
+            crate::cold_sort::sort_by(&mut candidates, |a, b| {
                 let pa = a.job.as_ref().map_or(0, |j| j.priority);
                 let pb = b.job.as_ref().map_or(0, |j| j.priority);
                 pa.cmp(&pb).then_with(|| a.id.cmp(&b.id))

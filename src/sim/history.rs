@@ -322,7 +322,7 @@ impl Session {
 fn pack_copied_maps(sim: &mut Sim) {
     use std::collections::BTreeMap;
     fn pack<K: Ord, V>(map: &mut BTreeMap<K, V>) {
-        *map = std::mem::take(map).into_iter().collect();
+        crate::cold_sort::pack_map(map);
     }
     pack(&mut sim.clients);
     pack(&mut sim.net.links);

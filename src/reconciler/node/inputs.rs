@@ -61,7 +61,8 @@ pub fn ready_nodes_in_dcs_and_pool(
 /// The tainted nodes among those holding `allocs` (`taintedNodes`): a node
 /// that no longer exists (`None`), is down, is draining, or is disconnected.
 pub fn tainted_nodes(nodes: &[Node], allocs: &[Allocation]) -> BTreeMap<String, Option<Node>> {
-    let by_id: BTreeMap<&str, &Node> = nodes.iter().map(|n| (n.id.as_str(), n)).collect();
+    let by_id: BTreeMap<&str, &Node> =
+        crate::cold_sort::map_from(nodes.iter().map(|n| (n.id.as_str(), n)));
     let mut tainted = BTreeMap::new();
     for alloc in allocs {
         if tainted.contains_key(&alloc.node_id) {
