@@ -49,6 +49,65 @@ pub struct TaintedNodes {
 /// plan that keeps committing something forever, and says so in the trace.
 const MAX_PLAN_ATTEMPTS_GUARD: usize = 100;
 
+/// Nomad's `retryMax` count for one eval: it fails after `max` refused
+/// attempts in a row that made no progress (`progressMade`), or at the
+/// simulator's guard.
+struct Retries {
+    max: usize,
+    without_progress: usize,
+    /// Attempts that reused the last one's plan (unchanged state).
+    repeated: usize,
+}
+
+impl Retries {
+    fn new(max: usize) -> Self {
+        Retries {
+            max,
+            without_progress: 0,
+            repeated: 0,
+        }
+    }
+
+    /// Whether the last attempt's plan committed anything.
+    fn progress(applied: &super::plan::ApplyResult, plan: &Plan) -> bool {
+        applied.written > 0 || plan.deployment.is_some() || !plan.deployment_updates.is_empty()
+    }
+
+    /// Counts a refused attempt: whether the eval has now failed (a stop
+    /// at the guard is said in the plan lines).
+    fn failed_after(
+        &mut self,
+        attempt: usize,
+        progress: bool,
+        plan_lines: &mut Vec<String>,
+    ) -> bool {
+        self.without_progress = if progress {
+            0
+        } else {
+            self.without_progress + 1
+        };
+        if self.without_progress < self.max && attempt < MAX_PLAN_ATTEMPTS_GUARD {
+            return false;
+        }
+        if self.without_progress < self.max {
+            plan_lines.push(format!(
+                "stopped after {attempt} attempts that each made progress"
+            ));
+        }
+        true
+    }
+
+    /// The line for the attempts that reused a plan, if any.
+    fn finish(&self, plan_lines: &mut Vec<String>) {
+        if self.repeated > 0 {
+            plan_lines.push(format!(
+                "{} more attempts: same plan, rejected again",
+                self.repeated
+            ));
+        }
+    }
+}
+
 /// One scheduling attempt's output.
 struct Attempt {
     plan: Plan,
@@ -441,20 +500,18 @@ impl Server {
         // Nomad's `retryMax`: the eval fails after `max_attempts` attempts
         // in a row that made no progress; an attempt whose plan committed
         // anything starts the count again (`progressMade`).
-        let max_attempts = if batch { 2 } else { 5 };
-        let mut without_progress = 0;
+        let mut retries = Retries::new(if batch { 2 } else { 5 });
         let mut plan_lines = Vec::new();
         let mut last: Option<Attempt> = None;
         let mut status = EvalStatus::Complete;
         // An attempt that committed nothing leaves the state as it was, so
         // the next attempt would compute the same plan: reuse it.
         let mut reuse = false;
-        let mut repeated = 0;
         let mut last_applied: Option<super::plan::ApplyResult> = None;
         for attempt in 1..=MAX_PLAN_ATTEMPTS_GUARD {
             let (mut result, reused) = match last.take() {
                 Some(previous) if reuse => {
-                    repeated += 1;
+                    retries.repeated += 1;
                     (previous, true)
                 }
                 _ => {
@@ -484,35 +541,23 @@ impl Server {
                 _ => self.apply_plan(now, &eval.id, &mut result.plan, out),
             };
             let done = applied.rejected_nodes.is_empty();
-            let progress = applied.written > 0
-                || result.plan.deployment.is_some()
-                || !result.plan.deployment_updates.is_empty();
+            let progress = Retries::progress(&applied, &result.plan);
             reuse = !progress && result.followups.is_empty();
             last = Some(result);
             last_applied = Some(applied);
             if done {
                 break;
             }
-            without_progress = if progress { 0 } else { without_progress + 1 };
-            if without_progress == max_attempts || attempt == MAX_PLAN_ATTEMPTS_GUARD {
+            if retries.failed_after(attempt, progress, &mut plan_lines) {
                 status = EvalStatus::Failed;
                 if let Some(job) = job {
                     let blocked = self.new_blocked_eval(now, eval, job, "max-plan-attempts");
                     self.insert_eval(now, blocked, None, out);
                 }
-                if without_progress < max_attempts {
-                    plan_lines.push(format!(
-                        "stopped after {attempt} attempts that each made progress"
-                    ));
-                }
                 break;
             }
         }
-        if repeated > 0 {
-            plan_lines.push(format!(
-                "{repeated} more attempts: same plan, rejected again"
-            ));
-        }
+        retries.finish(&mut plan_lines);
         let attempt = last.unwrap_or(Attempt {
             plan: Plan::default(),
             failed: Vec::new(),
@@ -1235,7 +1280,6 @@ impl Server {
         job: Option<&Job>,
         out: &mut Vec<ServerEffect>,
     ) -> (EvalStatus, Processed) {
-        const MAX_ATTEMPTS: usize = 5;
         let stub;
         let job = match job {
             Some(job) => job,
@@ -1251,14 +1295,13 @@ impl Server {
         };
         let mut plan_lines = Vec::new();
         let mut status = EvalStatus::Complete;
-        let mut without_progress = 0;
+        let mut retries = Retries::new(5);
         // An attempt that committed nothing leaves the state as it was, so
         // the next attempt would compute the same plan and be refused again.
-        let mut repeated = 0;
         let mut last: Option<SystemAttempt> = None;
         for attempt in 1..=MAX_PLAN_ATTEMPTS_GUARD {
-            let (done, progress) = if last.is_some() && without_progress > 0 {
-                repeated += 1;
+            let (done, progress) = if last.is_some() && retries.without_progress > 0 {
+                retries.repeated += 1;
                 self.bump_index();
                 (false, false)
             } else {
@@ -1271,31 +1314,19 @@ impl Server {
                     });
                 }
                 let applied = self.apply_plan(now, &eval.id, &mut current.plan, out);
-                let progress = applied.written > 0
-                    || current.plan.deployment.is_some()
-                    || !current.plan.deployment_updates.is_empty();
+                let progress = Retries::progress(&applied, &current.plan);
                 last = Some(current);
                 (applied.rejected_nodes.is_empty(), progress)
             };
             if done {
                 break;
             }
-            without_progress = if progress { 0 } else { without_progress + 1 };
-            if without_progress == MAX_ATTEMPTS || attempt == MAX_PLAN_ATTEMPTS_GUARD {
+            if retries.failed_after(attempt, progress, &mut plan_lines) {
                 status = EvalStatus::Failed;
-                if without_progress < MAX_ATTEMPTS {
-                    plan_lines.push(format!(
-                        "stopped after {attempt} attempts that each made progress"
-                    ));
-                }
                 break;
             }
         }
-        if repeated > 0 {
-            plan_lines.push(format!(
-                "{repeated} more attempts: same plan, rejected again"
-            ));
-        }
+        retries.finish(&mut plan_lines);
         let SystemAttempt {
             reasons,
             updates,
