@@ -231,8 +231,13 @@ fn real_main() -> Result<()> {
 }
 
 fn project_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
+    // `cargo run` sets the manifest directory at run time too: prefer it,
+    // so an xtask binary built from another checkout sharing the target
+    // directory (and so taken as fresh by cargo) still builds this one.
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    dir.parent()
         .expect("xtask lives one level below the root")
         .to_path_buf()
 }
