@@ -313,15 +313,6 @@ pub struct Server {
 /// An input to the server.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ServerInput {
-    /// A client call arrived.
-    Call {
-        /// Sender.
-        node: String,
-        /// Call number.
-        call: CallId,
-        /// The RPC.
-        rpc: Rpc,
-    },
     /// A node's heartbeat timer fired (ignored unless `deadline` is current).
     HeartbeatTimeout {
         /// Node.
@@ -471,9 +462,6 @@ impl Server {
     pub fn handle(&mut self, now: Tick, input: ServerInput, rng: &mut Rng) -> Vec<ServerEffect> {
         let mut out = Vec::new();
         match input {
-            ServerInput::Call { node, call, rpc } => {
-                self.handle_call(now, &node, call, rpc, rng, &mut out)
-            }
             ServerInput::HeartbeatTimeout { node, deadline } => {
                 if self.state.heartbeat_timers.get(&node) == Some(&deadline) {
                     self.invalidate_heartbeat(now, &node, rng, &mut out);
@@ -506,8 +494,8 @@ impl Server {
         out
     }
 
-    /// Handles one client call (as [`ServerInput::Call`], without taking
-    /// the sender's ID by value).
+    /// Handles one client call (the sender's ID is borrowed: a call is not
+    /// a [`ServerInput`], so the network's pending call is not copied).
     pub fn handle_call_input(
         &mut self,
         now: Tick,
