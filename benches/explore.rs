@@ -15,6 +15,9 @@
 //! moves commute and what the others differ in; how much coarser keys
 //! would merge).
 
+#[path = "support/allocator.rs"]
+mod allocator;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use nomad_playground::explore::{ExploreConfig, Explorer, SearchMode};
 use std::hint::black_box;

@@ -4,6 +4,9 @@
 //! decode and build the session's first view (`Playground::load`) for the
 //! largest built-in scenario (budget: 50 ms).
 
+#[path = "support/allocator.rs"]
+mod allocator;
+
 #[path = "../tests/share_lzstring.rs"]
 mod lzstring;
 

@@ -6,6 +6,9 @@
 //! string-keyed `BTreeMap` lookups, and one pass of the classification
 //! rules, are further references.
 
+#[path = "support/allocator.rs"]
+mod allocator;
+
 use criterion::{Criterion, criterion_group};
 use nomad_playground::model::{
     AllocState, Allocation, ClientStatus, DesiredStatus, DisconnectStrategy, Duration, Job,

@@ -14,6 +14,9 @@
 //! It then prints the trace entries by kind (`SIM_TRACE=<file>` also
 //! writes the trace text).
 
+#[path = "support/allocator.rs"]
+mod allocator;
+
 use criterion::{Criterion, criterion_group};
 use nomad_playground::scenario::duration::Dur;
 use nomad_playground::sim::history::Session;

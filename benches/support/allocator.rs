@@ -1,0 +1,7 @@
+//! The allocator the benches run with: the command line's (`src/main.rs`),
+//! so that a bench measures what `nomad-playground run` (or `reconcile`,
+//! `explore`, `link`) does. `benches/history_memory.rs` counts the bytes the
+//! history holds with its own counting allocator instead.
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
