@@ -3,9 +3,14 @@
 // function and the inclusive time of the functions named in INCLUSIVE (comma-separated
 // substrings). Wasm functions are named only in a dist built without wasm-opt
 // (`WASM_OPT=0 cargo xtask dist`). Run from tests/e2e with BASE_URL set: `node bench/cpu.js
-// [steps]`. Prints JSON (ms per step; samples, so shares matter more than the ms).
+// [steps]`. Prints JSON (ms per step; samples, so shares matter more than the ms). A sample
+// counts for the time to the next one, at most MAX_SAMPLE_US (250 µs: the profiler samples every
+// 100 µs): on a loaded machine the sampling thread waits its turn, and one sample then took
+// several ms for whatever function it caught (a `memcmp` read as ~1 ms per step that way).
 const { launch, openPage } = require('../helpers');
 const { openBigScenario } = require('./big-scenario');
+
+const MAX_SAMPLE_US = 250;
 
 (async () => {
   const steps = Number(process.argv[2] || 30);
@@ -38,7 +43,7 @@ const { openBigScenario } = require('./big-scenario');
   const dt = profile.timeDeltas;
   const name = (n) => n.callFrame.functionName || `(${n.callFrame.url.split('/').pop() || 'anonymous'})`;
   profile.samples.forEach((id, i) => {
-    const ms = (dt[i + 1] ?? 0) / 1000;
+    const ms = Math.min(dt[i + 1] ?? 0, MAX_SAMPLE_US) / 1000;
     const n = byId.get(id);
     self.set(name(n), (self.get(name(n)) || 0) + ms);
     const seen = new Set();

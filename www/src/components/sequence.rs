@@ -6,7 +6,6 @@
 use crate::state::{Action, AppState, Selection};
 use nomad_playground::playground::Command;
 use nomad_playground::view::{NodeView, SeqEventView};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use yew::prelude::*;
 
@@ -177,15 +176,6 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
         _ => None,
     };
     let clients = client_lanes(&view.nodes, room, pinned);
-    // Every client's name by ID: a folded client's events name it.
-    let names: BTreeMap<&str, &str> = if clients.folded > 0 {
-        view.nodes
-            .iter()
-            .map(|node| (node.id.as_str(), node.name.as_str()))
-            .collect()
-    } else {
-        BTreeMap::new()
-    };
     let folded_lane = clients.shown.len();
     let leader_lane = folded_lane + usize::from(clients.folded > 0);
     let lane_count = leader_lane + 2;
@@ -196,7 +186,11 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
             "broker" => (leader_lane + 1, None),
             _ => match clients.shown.iter().position(|(lane, _)| lane == id) {
                 Some(index) => (index, None),
-                None => match names.get(id) {
+                // A folded client's events name it.
+                None => match (clients.folded > 0)
+                    .then(|| node_name(&view.nodes, id))
+                    .flatten()
+                {
                     Some(name) => (folded_lane, Some(name)),
                     None => (leader_lane, None),
                 },
@@ -261,12 +255,20 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
         let ((from_lane, from_name), (to_lane, to_name)) =
             (lane_of(&event.from), lane_of(&event.to));
         let (x1, x2) = (lane_x(from_lane), lane_x(to_lane));
-        // An event of a folded client says whose it is.
-        let label = match from_name.or(to_name) {
+        // An event of a folded client says whose it is (the label is built
+        // only for the rows drawn and the labels that may wrap).
+        let name = from_name.or(to_name);
+        let label = || match name {
             Some(name) => std::borrow::Cow::Owned(format!("{name} {}", event.label)),
             None => std::borrow::Cow::Borrowed(event.label.as_str()),
         };
-        let grow = LINE_HEIGHT * (label_lines(&label, x1, x2, width) - 1) as f64;
+        let chars = event.label.chars().count() + name.map_or(0, |name| name.chars().count() + 1);
+        let lines = if fits(chars, x1, x2, width) {
+            1
+        } else {
+            label_lines(&label(), x1, x2, width)
+        };
+        let grow = LINE_HEIGHT * (lines - 1) as f64;
         let y = HEAD_HEIGHT + ROW_HEIGHT * (index as f64 + 0.7) + extra + grow / 2.0 - shift;
         extra += grow;
         if (from..=to).contains(&y) {
@@ -274,7 +276,7 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
                 &mut rows,
                 event,
                 index,
-                &label,
+                &label(),
                 x1,
                 x2,
                 y,
@@ -421,7 +423,14 @@ const EDGE: f64 = 4.0;
 /// sits beside its lane, on the side with more room; an arrow's is centred
 /// over the arrow, pushed back inside the diagram when it would cross an edge.
 fn place_label(label: &str, x1: f64, x2: f64, width: f64) -> (f64, &'static str, Vec<String>) {
-    let chars = label.chars().count() as f64;
+    let (x, anchor, per_line) = label_anchor(label.chars().count(), x1, x2, width);
+    (x, anchor, wrap(label, per_line))
+}
+
+/// Where [`place_label`] anchors a label of `chars` characters, and how
+/// many characters its lines hold.
+fn label_anchor(chars: usize, x1: f64, x2: f64, width: f64) -> (f64, &'static str, usize) {
+    let chars = chars as f64;
     let (x, anchor, room) = if x1 == x2 {
         let left = x1 - 8.0 - EDGE;
         let right = width - x1 - 8.0 - EDGE;
@@ -442,23 +451,37 @@ fn place_label(label: &str, x1: f64, x2: f64, width: f64) -> (f64, &'static str,
         }
     };
     let per_line = ((room / CHAR_WIDTH).floor() as usize).max(12);
-    (x, anchor, wrap(label, per_line))
+    (x, anchor, per_line)
 }
 
 /// How many lines [`place_label`] makes of a label (without building them
 /// when it fits on one).
 fn label_lines(label: &str, x1: f64, x2: f64, width: f64) -> usize {
-    let chars = label.chars().count() as f64;
-    let fits = if x1 == x2 {
-        chars * CHAR_WIDTH <= (x1 - 8.0 - EDGE).max(width - x1 - 8.0 - EDGE)
-    } else {
-        chars * CHAR_WIDTH <= width - 2.0 * EDGE
-    };
-    if fits {
+    if fits(label.chars().count(), x1, x2, width) {
         1
     } else {
         place_label(label, x1, x2, width).2.len()
     }
+}
+
+/// Whether a label of `chars` characters fits on one line wherever
+/// [`place_label`] puts it (a cheap test before wrapping).
+fn fits(chars: usize, x1: f64, x2: f64, width: f64) -> bool {
+    let wide = chars as f64 * CHAR_WIDTH;
+    if x1 == x2 {
+        wide <= (x1 - 8.0 - EDGE).max(width - x1 - 8.0 - EDGE)
+    } else {
+        wide <= width - 2.0 * EDGE
+    }
+}
+
+/// The name of the client `id` of `nodes` (in ID order, as the view lists them).
+fn node_name<'a>(nodes: &'a [Arc<NodeView>], id: &str) -> Option<&'a str> {
+    let index = nodes
+        .binary_search_by(|node| node.id.as_str().cmp(id))
+        .ok()
+        .or_else(|| nodes.iter().position(|node| node.id == id))?;
+    Some(nodes[index].name.as_str())
 }
 
 /// Splits `text` into lines of at most `per_line` characters, at spaces
@@ -568,23 +591,67 @@ fn escape_into(out: &mut String, text: &str) {
 /// A label's `<text>`: one line, or one `<tspan>` per line of a wrapped
 /// label, centred on `y`.
 fn label_markup(out: &mut String, label: &str, x1: f64, x2: f64, y: f64, width: f64) {
-    use std::fmt::Write;
-    let (x, anchor, lines) = place_label(label, x1, x2, width);
-    if lines.len() == 1 {
-        let _ = write!(out, r#"<text x="{x}" y="{y}" text-anchor="{anchor}">"#);
+    let chars = label.chars().count();
+    let (x, anchor, per_line) = label_anchor(chars, x1, x2, width);
+    // A label that fits its line stays one line: no need to wrap it.
+    let lines = if chars <= per_line {
+        None
+    } else {
+        Some(wrap(label, per_line)).filter(|lines| lines.len() > 1)
+    };
+    let Some(lines) = lines else {
+        out.push_str("<text x=\"");
+        coord(out, x);
+        out.push_str("\" y=\"");
+        coord(out, y);
+        out.push_str("\" text-anchor=\"");
+        out.push_str(anchor);
+        out.push_str("\">");
         escape_into(out, label);
         out.push_str("</text>");
         return;
-    }
+    };
     let first = y - LINE_HEIGHT * (lines.len() - 1) as f64 / 2.0;
-    let _ = write!(out, r#"<text x="{x}" y="{first}" text-anchor="{anchor}">"#);
+    out.push_str("<text x=\"");
+    coord(out, x);
+    out.push_str("\" y=\"");
+    coord(out, first);
+    out.push_str("\" text-anchor=\"");
+    out.push_str(anchor);
+    out.push_str("\">");
     for (i, line) in lines.iter().enumerate() {
         let dy = if i == 0 { 0.0 } else { LINE_HEIGHT };
-        let _ = write!(out, r#"<tspan x="{x}" dy="{dy}">"#);
+        out.push_str("<tspan x=\"");
+        coord(out, x);
+        out.push_str("\" dy=\"");
+        coord(out, dy);
+        out.push_str("\">");
         escape_into(out, line);
         out.push_str("</tspan>");
     }
     out.push_str("</text>");
+}
+
+/// Writes a coordinate of the markup, to the hundredth of a pixel (`40`,
+/// `36.5`, `48.2`): formatting floats in full cost more than the rest of a
+/// row, and wrote rounding noise (`48.20000000000073`).
+fn coord(out: &mut String, value: f64) {
+    use std::fmt::Write;
+    let hundredths = (value * 100.0).round() as i64;
+    if hundredths < 0 {
+        out.push('-');
+    }
+    let hundredths = hundredths.unsigned_abs();
+    let _ = write!(out, "{}", hundredths / 100);
+    match hundredths % 100 {
+        0 => {}
+        frac if frac % 10 == 0 => {
+            let _ = write!(out, ".{}", frac / 10);
+        }
+        frac => {
+            let _ = write!(out, ".{frac:02}");
+        }
+    }
 }
 
 /// One arrow (or a note on one lane) of the diagram, as SVG markup; clicking
@@ -614,7 +681,11 @@ fn row_markup(
     escape_into(out, label);
     out.push_str(r#"">"#);
     if x1 == x2 {
-        let _ = write!(out, r#"<circle cx="{x1}" cy="{y}" r="4"/>"#);
+        out.push_str("<circle cx=\"");
+        coord(out, x1);
+        out.push_str("\" cy=\"");
+        coord(out, y);
+        out.push_str("\" r=\"4\"/>");
         label_markup(out, label, x1, x2, y + 4.0, width);
     } else {
         // The shaft and the head in one path (one element less per row than
@@ -624,12 +695,21 @@ fn row_markup(
         // its stroke (1.2 px, round joins) grows back to.
         let direction = if x2 > x1 { -1.0 } else { 1.0 };
         let (point, base) = (x2 + 0.5 * direction, x2 + 6.5 * direction);
-        let _ = write!(
-            out,
-            r#"<path d="M{x1} {y}H{x2}M{point} {y}L{base} {}L{base} {}Z"/>"#,
-            y - 3.5,
-            y + 3.5
-        );
+        for (text, value) in [
+            ("<path d=\"M", x1),
+            (" ", y),
+            ("H", x2),
+            ("M", point),
+            (" ", y),
+            ("L", base),
+            (" ", y - 3.5),
+            ("L", base),
+            (" ", y + 3.5),
+        ] {
+            out.push_str(text);
+            coord(out, value);
+        }
+        out.push_str("Z\"/>");
         label_markup(out, label, x1, x2, y - 4.0, width);
     }
     out.push_str("</g>");
@@ -677,6 +757,50 @@ mod tests {
         );
         assert!(out.ends_with("</text></g>"), "{out}");
         assert!(!out.contains("<title>"), "{out}");
+    }
+
+    #[test]
+    fn coordinates_are_written_to_the_hundredth() {
+        let written = |value: f64| {
+            let mut out = String::new();
+            coord(&mut out, value);
+            out
+        };
+        assert_eq!(written(40.0), "40");
+        assert_eq!(written(36.5), "36.5");
+        assert_eq!(written(48.20000000000073), "48.2");
+        assert_eq!(written(112.25), "112.25");
+        assert_eq!(written(0.04), "0.04");
+        assert_eq!(written(-17.8), "-17.8");
+        assert_eq!(written(-0.001), "0");
+    }
+
+    #[test]
+    fn a_label_that_fits_is_one_text_and_a_long_one_wraps_into_lines() {
+        let mut out = String::new();
+        label_markup(&mut out, "link down", 75.0, 75.0, 40.0, 600.0);
+        assert_eq!(
+            out,
+            r#"<text x="83" y="40" text-anchor="start">link down</text>"#
+        );
+        let label = "✕ operator Deployment.Promote: 1 error occurred: * Task group \"web\" has 0/1 healthy allocations";
+        let mut out = String::new();
+        label_markup(&mut out, label, 375.0, 375.0, 40.0, 600.0);
+        let lines = place_label(label, 375.0, 375.0, 600.0).2.len();
+        assert_eq!(label_lines(label, 375.0, 375.0, 600.0), lines);
+        assert_eq!(out.matches("<tspan").count(), lines, "{out}");
+        assert!(out.starts_with(r#"<text x="367" y="#), "{out}");
+    }
+
+    #[test]
+    fn a_folded_client_is_named_from_the_node_list() {
+        let nodes = nodes(20);
+        assert_eq!(node_name(&nodes, "id-013"), Some("node-013"));
+        assert_eq!(node_name(&nodes, "id-999"), None);
+        // Out of order, the name is still found.
+        let mut shuffled = nodes.clone();
+        shuffled.swap(2, 17);
+        assert_eq!(node_name(&shuffled, "id-017"), Some("node-017"));
     }
 
     fn nodes(count: usize) -> Vec<Arc<NodeView>> {
