@@ -50,23 +50,26 @@ use queue::{EventQueue, Tick};
 use rng::Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use trace::{BrokerState, RpcName, TraceEntry, TraceEvent, short};
+use trace::{BrokerState, NodeName, RpcName, TraceEntry, TraceEvent, short};
 
-/// Something scheduled on the queue.
+/// Something scheduled on the queue. Node IDs are the shared copies of
+/// the server's texts ([`crate::server::Server::texts`], the same as the
+/// trace's node names): an event made or dropped allocates nothing for
+/// its node, and the trace entries about it take the same pointer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     /// A call reaches the leader (ignored if it is no longer in flight or held).
     Deliver {
         /// Sender.
-        node: String,
+        node: NodeName,
         /// Call number.
         call: CallId,
     },
     /// A reply reaches the client.
     Reply {
         /// Receiver.
-        node: String,
+        node: NodeName,
         /// Call number.
         call: CallId,
         /// The RPC answered.
@@ -77,7 +80,7 @@ pub enum Event {
     /// A call failed; the client learns it.
     Fail {
         /// Sender.
-        node: String,
+        node: NodeName,
         /// Call number.
         call: CallId,
         /// The RPC.
@@ -88,7 +91,7 @@ pub enum Event {
     /// A node's heartbeat timer on the leader.
     HeartbeatTimeout {
         /// Node.
-        node: String,
+        node: NodeName,
         /// Deadline it was set for.
         deadline: Tick,
     },
@@ -100,7 +103,7 @@ pub enum Event {
     /// A client timer.
     Client {
         /// Node.
-        node: String,
+        node: NodeName,
         /// Timer.
         timer: ClientTimer,
     },
@@ -276,7 +279,8 @@ impl Sim {
             }
             let effects = client.start(0, ttl);
             sim.clients.insert(spec.id.clone(), client);
-            sim.route_client(&spec.id, effects);
+            let node = sim.server.texts.text(&spec.id);
+            sim.route_client(&node, effects);
         }
         for job in &scenario.jobs {
             sim.server_input(ServerInput::RegisterJob { spec: job.clone() });
@@ -345,6 +349,7 @@ impl Sim {
                 }
                 ServerEffect::AllocsChanged { node } => {
                     if self.net.link(&node).up && self.clients.contains_key(&node) {
+                        let node = self.server.texts.text(&node);
                         self.client_input(&node, ClientInput::AllocsChanged);
                     }
                 }
@@ -352,29 +357,34 @@ impl Sim {
         }
     }
 
-    fn client_input(&mut self, node: &str, input: ClientInput) {
-        let Some(client) = self.clients.get_mut(node) else {
+    /// Hands `input` to the client of `node` (a node name the server's
+    /// texts shared) and routes what it returns.
+    fn client_input(&mut self, node: &NodeName, input: ClientInput) {
+        let Some(client) = self.clients.get_mut(node.as_str()) else {
             return;
         };
         let effects = client.handle(self.tick, input, &mut self.rng);
         self.route_client(node, effects);
     }
 
-    fn route_client(&mut self, node: &str, effects: Vec<ClientEffect>) {
+    /// [`Sim::client_input`] for a node named by the script.
+    fn client_input_named(&mut self, node: &str, input: ClientInput) {
+        let node = self.server.texts.text(node);
+        self.client_input(&node, input);
+    }
+
+    fn route_client(&mut self, node: &NodeName, effects: Vec<ClientEffect>) {
         for effect in effects {
             match effect {
-                ClientEffect::Trace(detail) => {
-                    let node = self.server.texts.text(node);
-                    self.record(TraceEvent::Client {
-                        node,
-                        detail: detail.into(),
-                    })
-                }
+                ClientEffect::Trace(detail) => self.record(TraceEvent::Client {
+                    node: node.clone(),
+                    detail: detail.into(),
+                }),
                 ClientEffect::Timer { at, timer } => {
                     self.queue.push(
                         at,
                         Event::Client {
-                            node: node.to_string(),
+                            node: node.clone(),
                             timer,
                         },
                     );
@@ -384,16 +394,17 @@ impl Sim {
         }
     }
 
-    fn send(&mut self, node: &str, rpc: Rpc) {
+    fn send(&mut self, node: &NodeName, rpc: Rpc) {
         let name = RpcName::of(&rpc);
-        if !self.net.link(node).up {
+        let link = self.net.link(node);
+        if !link.up {
             // The call fails at once; the trace shows only the failure.
             let call = self.net.next_call;
             self.net.next_call += 1;
             self.queue.push(
                 self.tick,
                 Event::Fail {
-                    node: node.to_string(),
+                    node: node.clone(),
                     call,
                     rpc,
                     reason: "link down".to_string(),
@@ -403,10 +414,10 @@ impl Sim {
         }
         // The trace's words for the call: only a call sent shows them.
         let detail = rpc.detail();
-        let (call, held) = self.net.send(self.tick, node, rpc);
-        let node_name = self.server.texts.text(node);
+        let held = link.hold;
+        let call = self.net.send(self.tick, node, held, rpc);
         self.record(TraceEvent::CallSent {
-            node: node_name,
+            node: node.clone(),
             call,
             rpc: name,
             detail: detail.into(),
@@ -417,7 +428,7 @@ impl Sim {
             self.queue.push(
                 at,
                 Event::Deliver {
-                    node: node.to_string(),
+                    node: node.clone(),
                     call,
                 },
             );
@@ -456,7 +467,7 @@ impl Sim {
         match event {
             Event::Deliver { node, call } => {
                 let now = self.tick;
-                let ready = self.net.take_if(&node, call, |pending| {
+                let ready = self.net.take_if(node.as_str(), call, |pending| {
                     !pending.held && pending.deliver_at <= now
                 });
                 if let Some(pending) = ready {
@@ -469,10 +480,9 @@ impl Sim {
                 rpc,
                 reply,
             } => {
-                let node_name = self.server.texts.text(&node);
                 if self.net.link(&node).up {
                     self.record(TraceEvent::Reply {
-                        node: node_name,
+                        node: node.clone(),
                         call,
                         rpc: RpcName::of(&rpc),
                         detail: reply.detail().into(),
@@ -480,7 +490,7 @@ impl Sim {
                     self.client_input(&node, ClientInput::Reply { rpc, reply });
                 } else {
                     self.record(TraceEvent::CallFailed {
-                        node: node_name,
+                        node: node.clone(),
                         call,
                         rpc: RpcName::of(&rpc),
                         reason: "reply lost: link down".into(),
@@ -500,9 +510,8 @@ impl Sim {
                 rpc,
                 reason,
             } => {
-                let node_name = self.server.texts.text(&node);
                 self.record(TraceEvent::CallFailed {
-                    node: node_name,
+                    node: node.clone(),
                     call,
                     rpc: RpcName::of(&rpc),
                     reason: reason.as_str().into(),
@@ -510,7 +519,10 @@ impl Sim {
                 self.client_input(&node, ClientInput::Failed { rpc, reason });
             }
             Event::HeartbeatTimeout { node, deadline } => {
-                self.server_input(ServerInput::HeartbeatTimeout { node, deadline });
+                let effects =
+                    self.server
+                        .heartbeat_timeout(self.tick, &node, deadline, &mut self.rng);
+                self.route_server(effects);
             }
             Event::EvalDelay { eval } => {
                 let waiting = self.server.state.broker.delayed.contains_key(&eval);
@@ -840,15 +852,15 @@ impl Sim {
             }
             Action::Heartbeat { node } => {
                 self.need_node(node)?;
-                self.client_input(node, ClientInput::User(UserAction::Heartbeat));
+                self.client_input_named(node, ClientInput::User(UserAction::Heartbeat));
             }
             Action::Register { node } => {
                 self.need_node(node)?;
-                self.client_input(node, ClientInput::User(UserAction::Register));
+                self.client_input_named(node, ClientInput::User(UserAction::Register));
             }
             Action::GetAllocs { node } => {
                 self.need_node(node)?;
-                self.client_input(node, ClientInput::User(UserAction::GetAllocs));
+                self.client_input_named(node, ClientInput::User(UserAction::GetAllocs));
             }
             Action::UpdateAlloc { node, allocs } => {
                 self.need_node(node)?;
@@ -872,7 +884,7 @@ impl Sim {
                         Some(statuses)
                     }
                 };
-                self.client_input(node, ClientInput::User(UserAction::UpdateAlloc(statuses)));
+                self.client_input_named(node, ClientInput::User(UserAction::UpdateAlloc(statuses)));
             }
             Action::TaskFail { alloc, task }
             | Action::TaskComplete { alloc, task }
@@ -887,7 +899,7 @@ impl Sim {
                     Action::TaskComplete { .. } => UserAction::TaskComplete(id, task.clone()),
                     _ => UserAction::TaskRestart(id, task.clone()),
                 };
-                self.client_input(&node, ClientInput::User(user));
+                self.client_input_named(&node, ClientInput::User(user));
             }
             Action::LinkDown { node } => {
                 self.need_node(node)?;
@@ -900,7 +912,7 @@ impl Sim {
                     self.queue.push(
                         self.tick,
                         Event::Fail {
-                            node: node.clone(),
+                            node: self.server.texts.text(node),
                             call: call.id,
                             rpc: call.rpc,
                             reason: "link down".to_string(),
@@ -1000,7 +1012,7 @@ impl Sim {
                     self.queue.push(
                         self.tick,
                         Event::Fail {
-                            node: node.clone(),
+                            node: self.server.texts.text(node),
                             call: id,
                             rpc: pending.rpc,
                             reason: "dropped".to_string(),
@@ -1019,7 +1031,7 @@ impl Sim {
                 self.queue.push(
                     at,
                     Event::Deliver {
-                        node: node.clone(),
+                        node: self.server.texts.text(node),
                         call: id,
                     },
                 );

@@ -53,8 +53,13 @@ impl Server {
                 .map(|(status, ttl)| {
                     let ttl = ttl.unwrap_or(0);
                     // One buffer for the whole detail, written part by part
-                    // (every heartbeat writes one).
-                    let mut detail = String::with_capacity(32);
+                    // (every heartbeat writes one), exactly as long as the
+                    // text (the trace keeps it as is).
+                    let mut detail = String::with_capacity(
+                        "status= ttl=s".len()
+                            + status.as_str().len()
+                            + super::rpc::seconds_len(ttl),
+                    );
                     detail.push_str("status=");
                     detail.push_str(status.as_str());
                     detail.push_str(" ttl=");
@@ -101,15 +106,16 @@ impl Server {
                 message,
             ),
         };
+        let node = self.texts.text(node);
         out.push(ServerEffect::Trace(TraceEvent::CallHandled {
-            node: self.texts.text(node),
+            node: node.clone(),
             call,
             rpc: RpcName::of(&rpc),
             accepted,
             detail: detail.into(),
         }));
         out.push(ServerEffect::Reply {
-            node: node.to_string(),
+            node,
             call,
             rpc,
             reply,
@@ -592,6 +598,12 @@ mod tests {
             assert_eq!(
                 fmt_ticks(ticks),
                 format!("{}.{:03}s", ticks / 1000, ticks % 1000),
+                "{ticks}"
+            );
+            // The buffers sized by `seconds_len` hold the text exactly.
+            assert_eq!(
+                fmt_ticks(ticks).len(),
+                super::super::rpc::seconds_len(ticks) + 1,
                 "{ticks}"
             );
         }

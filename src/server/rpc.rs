@@ -148,7 +148,8 @@ impl Reply {
     pub fn detail(&self) -> String {
         match self {
             Reply::Heartbeat { ttl } => {
-                let mut detail = String::with_capacity(16);
+                // Exactly as long as the text: the trace keeps it as is.
+                let mut detail = String::with_capacity(4 + seconds_len(*ttl));
                 detail.push_str("ttl=");
                 push_seconds(&mut detail, *ttl);
                 detail
@@ -167,6 +168,17 @@ impl Reply {
             Reply::Error { message, .. } => format!("error: {message}"),
         }
     }
+}
+
+/// The length of what [`push_seconds`] writes for `ticks`.
+pub(super) fn seconds_len(ticks: u64) -> usize {
+    let mut digits = 1;
+    let mut secs = ticks / 1000;
+    while secs >= 10 {
+        secs /= 10;
+        digits += 1;
+    }
+    digits + 4
 }
 
 /// Appends `ticks` as seconds with three decimals (`"{}.{:03}"` of the
