@@ -465,7 +465,7 @@ impl Server {
         let mut out = Vec::new();
         match input {
             ServerInput::HeartbeatTimeout { node, deadline } => {
-                self.heartbeat_timeout_into(now, &node, deadline, rng, &mut out)
+                self.heartbeat_timeout(now, &node, deadline, rng, &mut out)
             }
             ServerInput::EvalDelayElapsed { eval } => {
                 self.state.broker.delay_elapsed(&eval);
@@ -494,37 +494,10 @@ impl Server {
         out
     }
 
-    /// Handles one client call (the sender's ID is borrowed: a call is not
-    /// a [`ServerInput`], so the network's pending call is not copied).
-    pub fn handle_call_input(
-        &mut self,
-        now: Tick,
-        node: &str,
-        call: CallId,
-        rpc: Rpc,
-        rng: &mut Rng,
-    ) -> Vec<ServerEffect> {
-        let mut out = Vec::new();
-        self.handle_call(now, node, call, rpc, rng, &mut out);
-        out
-    }
-
     /// A node's heartbeat timer fired ([`ServerInput::HeartbeatTimeout`],
-    /// with the node's ID borrowed: the simulator's timer event keeps it).
+    /// with the node's ID borrowed: the simulator's timer event keeps it);
+    /// ignored unless `deadline` is the node's current one.
     pub fn heartbeat_timeout(
-        &mut self,
-        now: Tick,
-        node: &str,
-        deadline: Tick,
-        rng: &mut Rng,
-    ) -> Vec<ServerEffect> {
-        let mut out = Vec::new();
-        self.heartbeat_timeout_into(now, node, deadline, rng, &mut out);
-        out
-    }
-
-    /// The timer is ignored unless `deadline` is the node's current one.
-    fn heartbeat_timeout_into(
         &mut self,
         now: Tick,
         node: &str,

@@ -187,6 +187,19 @@ pub struct Sim {
     /// The last invariant check and the state it saw (not part of the world).
     #[serde(skip)]
     pub check_memo: check::CheckMemo,
+    /// Spare effect lists (not part of the world).
+    #[serde(skip)]
+    pub buffers: EffectBuffers,
+}
+
+/// Spare lists for the effects a client or the server returns while the
+/// simulator handles an event: the simulator drains each into events and
+/// keeps it for the next, so an event allocates no list of its own. Empty
+/// between events (not part of the world).
+#[derive(Debug, Clone, Default)]
+pub struct EffectBuffers {
+    client: Vec<ClientEffect>,
+    server: Vec<ServerEffect>,
 }
 
 impl Sim {
@@ -233,6 +246,7 @@ impl Sim {
             assertions: (0, 0),
             events_handled: 0,
             check_memo: check::CheckMemo::default(),
+            buffers: EffectBuffers::default(),
         };
         for spec in &scenario.nodes {
             let registered = spec.registered.unwrap_or(true);
@@ -275,12 +289,12 @@ impl Sim {
                 ttl = sim
                     .server
                     .reset_heartbeat_timer(0, &spec.id, &mut sim.rng, &mut out);
-                sim.route_server(out);
+                sim.route_server(&mut out);
             }
-            let effects = client.start(0, ttl);
+            let mut effects = client.start(0, ttl);
             sim.clients.insert(spec.id.clone(), client);
             let node = sim.server.texts.text(&spec.id);
-            sim.route_client(&node, effects);
+            sim.route_client(&node, &mut effects);
         }
         for job in &scenario.jobs {
             sim.server_input(ServerInput::RegisterJob { spec: job.clone() });
@@ -306,12 +320,14 @@ impl Sim {
     }
 
     fn server_input(&mut self, input: ServerInput) {
-        let effects = self.server.handle(self.tick, input, &mut self.rng);
-        self.route_server(effects);
+        let mut effects = self.server.handle(self.tick, input, &mut self.rng);
+        self.route_server(&mut effects);
     }
 
-    fn route_server(&mut self, effects: Vec<ServerEffect>) {
-        for effect in effects {
+    /// Turns the server's effects into events and trace entries (leaves
+    /// `effects` empty).
+    fn route_server(&mut self, effects: &mut Vec<ServerEffect>) {
+        for effect in effects.drain(..) {
             match effect {
                 ServerEffect::Trace(event) => self.record(event),
                 ServerEffect::Reply {
@@ -363,8 +379,10 @@ impl Sim {
         let Some(client) = self.clients.get_mut(node.as_str()) else {
             return;
         };
-        let effects = client.handle(self.tick, input, &mut self.rng);
-        self.route_client(node, effects);
+        let mut effects = std::mem::take(&mut self.buffers.client);
+        client.handle(self.tick, input, &mut self.rng, &mut effects);
+        self.route_client(node, &mut effects);
+        self.buffers.client = effects;
     }
 
     /// [`Sim::client_input`] for a node named by the script.
@@ -373,8 +391,10 @@ impl Sim {
         self.client_input(&node, input);
     }
 
-    fn route_client(&mut self, node: &NodeName, effects: Vec<ClientEffect>) {
-        for effect in effects {
+    /// Turns the effects of the client of `node` into events, calls and
+    /// trace entries (leaves `effects` empty).
+    fn route_client(&mut self, node: &NodeName, effects: &mut Vec<ClientEffect>) {
+        for effect in effects.drain(..) {
             match effect {
                 ClientEffect::Trace(detail) => self.record(TraceEvent::Client {
                     node: node.clone(),
@@ -446,10 +466,11 @@ impl Sim {
 
     /// The leader handles a call taken off the network.
     fn hand_over(&mut self, node: &str, call: CallId, rpc: Rpc) {
-        let effects = self
-            .server
-            .handle_call_input(self.tick, node, call, rpc, &mut self.rng);
-        self.route_server(effects);
+        let mut effects = std::mem::take(&mut self.buffers.server);
+        self.server
+            .handle_call(self.tick, node, call, rpc, &mut self.rng, &mut effects);
+        self.route_server(&mut effects);
+        self.buffers.server = effects;
     }
 
     /// Handles one event. Returns whether events remain.
@@ -519,10 +540,16 @@ impl Sim {
                 self.client_input(&node, ClientInput::Failed { rpc, reason });
             }
             Event::HeartbeatTimeout { node, deadline } => {
-                let effects =
-                    self.server
-                        .heartbeat_timeout(self.tick, &node, deadline, &mut self.rng);
-                self.route_server(effects);
+                let mut effects = std::mem::take(&mut self.buffers.server);
+                self.server.heartbeat_timeout(
+                    self.tick,
+                    &node,
+                    deadline,
+                    &mut self.rng,
+                    &mut effects,
+                );
+                self.route_server(&mut effects);
+                self.buffers.server = effects;
             }
             Event::EvalDelay { eval } => {
                 let waiting = self.server.state.broker.delayed.contains_key(&eval);
