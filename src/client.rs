@@ -252,23 +252,27 @@ impl Client {
         out
     }
 
-    /// Handles one input.
-    pub fn handle(&mut self, now: Tick, input: ClientInput, rng: &mut Rng) -> Vec<ClientEffect> {
-        let mut out = Vec::new();
+    /// Handles one input; appends its effects to `out`.
+    pub fn handle(
+        &mut self,
+        now: Tick,
+        input: ClientInput,
+        rng: &mut Rng,
+        out: &mut Vec<ClientEffect>,
+    ) {
         match input {
-            ClientInput::Timer(timer) => self.on_timer(now, timer, rng, &mut out),
-            ClientInput::Reply { rpc, reply } => self.on_reply(now, rpc, reply, rng, &mut out),
+            ClientInput::Timer(timer) => self.on_timer(now, timer, rng, out),
+            ClientInput::Reply { rpc, reply } => self.on_reply(now, rpc, reply, rng, out),
             ClientInput::Failed { rpc, reason } => {
-                self.on_failure(now, rpc, &reason, false, rng, &mut out)
+                self.on_failure(now, rpc, &reason, false, rng, out)
             }
             ClientInput::AllocsChanged => {
                 if self.auto && self.watch_parked && !self.watch_in_flight {
-                    self.send_watch(&mut out);
+                    self.send_watch(out);
                 }
             }
-            ClientInput::User(action) => self.on_user(now, action, &mut out),
+            ClientInput::User(action) => self.on_user(now, action, out),
         }
-        out
     }
 
     fn schedule_heartbeat(&mut self, at: Tick, out: &mut Vec<ClientEffect>) {

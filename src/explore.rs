@@ -1456,7 +1456,7 @@ impl Explorer {
         if fingerprint::noop(sim, event) {
             return true;
         }
-        let other = |node: &String| !self.reconnecting.contains(node);
+        let other = |node: &str| !self.reconnecting.iter().any(|r| r == node);
         match event {
             Event::Deliver { node, call } => sim
                 .net

@@ -27,7 +27,9 @@ use crate::sim::chunk_map::{ChunkMap, ChunkVec};
 use crate::sim::net::CallId;
 use crate::sim::queue::Tick;
 use crate::sim::rng::Rng;
-use crate::sim::trace::{BrokerState, EvalCreated, GroupUpdates, SharedTexts, TraceEvent};
+use crate::sim::trace::{
+    BrokerState, EvalCreated, GroupUpdates, NodeName, SharedTexts, TraceEvent,
+};
 use broker::Broker;
 use rpc::{Reply, Rpc};
 use serde::{Deserialize, Serialize};
@@ -384,8 +386,8 @@ pub enum ServerInput {
 pub enum ServerEffect {
     /// Send a reply to a call.
     Reply {
-        /// Receiver.
-        node: String,
+        /// Receiver (the shared copy of its ID in [`Server::texts`]).
+        node: NodeName,
         /// Call number.
         call: CallId,
         /// The RPC it answers.
@@ -395,8 +397,8 @@ pub enum ServerEffect {
     },
     /// Fire `HeartbeatTimeout` at `at`.
     HeartbeatTimer {
-        /// Node.
-        node: String,
+        /// Node (the shared copy of its ID in [`Server::texts`]).
+        node: NodeName,
         /// Deadline.
         at: Tick,
     },
@@ -463,9 +465,7 @@ impl Server {
         let mut out = Vec::new();
         match input {
             ServerInput::HeartbeatTimeout { node, deadline } => {
-                if self.state.heartbeat_timers.get(&node) == Some(&deadline) {
-                    self.invalidate_heartbeat(now, &node, rng, &mut out);
-                }
+                self.heartbeat_timeout(now, &node, deadline, rng, &mut out)
             }
             ServerInput::EvalDelayElapsed { eval } => {
                 self.state.broker.delay_elapsed(&eval);
@@ -494,19 +494,20 @@ impl Server {
         out
     }
 
-    /// Handles one client call (the sender's ID is borrowed: a call is not
-    /// a [`ServerInput`], so the network's pending call is not copied).
-    pub fn handle_call_input(
+    /// A node's heartbeat timer fired ([`ServerInput::HeartbeatTimeout`],
+    /// with the node's ID borrowed: the simulator's timer event keeps it);
+    /// ignored unless `deadline` is the node's current one.
+    pub fn heartbeat_timeout(
         &mut self,
         now: Tick,
         node: &str,
-        call: CallId,
-        rpc: Rpc,
+        deadline: Tick,
         rng: &mut Rng,
-    ) -> Vec<ServerEffect> {
-        let mut out = Vec::new();
-        self.handle_call(now, node, call, rpc, rng, &mut out);
-        out
+        out: &mut Vec<ServerEffect>,
+    ) {
+        if self.state.heartbeat_timers.get(node) == Some(&deadline) {
+            self.invalidate_heartbeat(now, node, rng, out);
+        }
     }
 
     /// To call after any write to `state.nodes`: the cached tainted

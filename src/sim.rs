@@ -50,23 +50,26 @@ use queue::{EventQueue, Tick};
 use rng::Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use trace::{BrokerState, RpcName, TraceEntry, TraceEvent, short};
+use trace::{BrokerState, NodeName, RpcName, TraceEntry, TraceEvent, short};
 
-/// Something scheduled on the queue.
+/// Something scheduled on the queue. Node IDs are the shared copies of
+/// the server's texts ([`crate::server::Server::texts`], the same as the
+/// trace's node names): an event made or dropped allocates nothing for
+/// its node, and the trace entries about it take the same pointer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     /// A call reaches the leader (ignored if it is no longer in flight or held).
     Deliver {
         /// Sender.
-        node: String,
+        node: NodeName,
         /// Call number.
         call: CallId,
     },
     /// A reply reaches the client.
     Reply {
         /// Receiver.
-        node: String,
+        node: NodeName,
         /// Call number.
         call: CallId,
         /// The RPC answered.
@@ -77,7 +80,7 @@ pub enum Event {
     /// A call failed; the client learns it.
     Fail {
         /// Sender.
-        node: String,
+        node: NodeName,
         /// Call number.
         call: CallId,
         /// The RPC.
@@ -88,7 +91,7 @@ pub enum Event {
     /// A node's heartbeat timer on the leader.
     HeartbeatTimeout {
         /// Node.
-        node: String,
+        node: NodeName,
         /// Deadline it was set for.
         deadline: Tick,
     },
@@ -100,7 +103,7 @@ pub enum Event {
     /// A client timer.
     Client {
         /// Node.
-        node: String,
+        node: NodeName,
         /// Timer.
         timer: ClientTimer,
     },
@@ -184,6 +187,19 @@ pub struct Sim {
     /// The last invariant check and the state it saw (not part of the world).
     #[serde(skip)]
     pub check_memo: check::CheckMemo,
+    /// Spare effect lists (not part of the world).
+    #[serde(skip)]
+    pub buffers: EffectBuffers,
+}
+
+/// Spare lists for the effects a client or the server returns while the
+/// simulator handles an event: the simulator drains each into events and
+/// keeps it for the next, so an event allocates no list of its own. Empty
+/// between events (not part of the world).
+#[derive(Debug, Clone, Default)]
+pub struct EffectBuffers {
+    client: Vec<ClientEffect>,
+    server: Vec<ServerEffect>,
 }
 
 impl Sim {
@@ -230,6 +246,7 @@ impl Sim {
             assertions: (0, 0),
             events_handled: 0,
             check_memo: check::CheckMemo::default(),
+            buffers: EffectBuffers::default(),
         };
         for spec in &scenario.nodes {
             let registered = spec.registered.unwrap_or(true);
@@ -272,11 +289,12 @@ impl Sim {
                 ttl = sim
                     .server
                     .reset_heartbeat_timer(0, &spec.id, &mut sim.rng, &mut out);
-                sim.route_server(out);
+                sim.route_server(&mut out);
             }
-            let effects = client.start(0, ttl);
+            let mut effects = client.start(0, ttl);
             sim.clients.insert(spec.id.clone(), client);
-            sim.route_client(&spec.id, effects);
+            let node = sim.server.texts.text(&spec.id);
+            sim.route_client(&node, &mut effects);
         }
         for job in &scenario.jobs {
             sim.server_input(ServerInput::RegisterJob { spec: job.clone() });
@@ -302,12 +320,14 @@ impl Sim {
     }
 
     fn server_input(&mut self, input: ServerInput) {
-        let effects = self.server.handle(self.tick, input, &mut self.rng);
-        self.route_server(effects);
+        let mut effects = self.server.handle(self.tick, input, &mut self.rng);
+        self.route_server(&mut effects);
     }
 
-    fn route_server(&mut self, effects: Vec<ServerEffect>) {
-        for effect in effects {
+    /// Turns the server's effects into events and trace entries (leaves
+    /// `effects` empty).
+    fn route_server(&mut self, effects: &mut Vec<ServerEffect>) {
+        for effect in effects.drain(..) {
             match effect {
                 ServerEffect::Trace(event) => self.record(event),
                 ServerEffect::Reply {
@@ -345,6 +365,7 @@ impl Sim {
                 }
                 ServerEffect::AllocsChanged { node } => {
                     if self.net.link(&node).up && self.clients.contains_key(&node) {
+                        let node = self.server.texts.text(&node);
                         self.client_input(&node, ClientInput::AllocsChanged);
                     }
                 }
@@ -352,29 +373,38 @@ impl Sim {
         }
     }
 
-    fn client_input(&mut self, node: &str, input: ClientInput) {
-        let Some(client) = self.clients.get_mut(node) else {
+    /// Hands `input` to the client of `node` (a node name the server's
+    /// texts shared) and routes what it returns.
+    fn client_input(&mut self, node: &NodeName, input: ClientInput) {
+        let Some(client) = self.clients.get_mut(node.as_str()) else {
             return;
         };
-        let effects = client.handle(self.tick, input, &mut self.rng);
-        self.route_client(node, effects);
+        let mut effects = std::mem::take(&mut self.buffers.client);
+        client.handle(self.tick, input, &mut self.rng, &mut effects);
+        self.route_client(node, &mut effects);
+        self.buffers.client = effects;
     }
 
-    fn route_client(&mut self, node: &str, effects: Vec<ClientEffect>) {
-        for effect in effects {
+    /// [`Sim::client_input`] for a node named by the script.
+    fn client_input_named(&mut self, node: &str, input: ClientInput) {
+        let node = self.server.texts.text(node);
+        self.client_input(&node, input);
+    }
+
+    /// Turns the effects of the client of `node` into events, calls and
+    /// trace entries (leaves `effects` empty).
+    fn route_client(&mut self, node: &NodeName, effects: &mut Vec<ClientEffect>) {
+        for effect in effects.drain(..) {
             match effect {
-                ClientEffect::Trace(detail) => {
-                    let node = self.server.texts.text(node);
-                    self.record(TraceEvent::Client {
-                        node,
-                        detail: detail.into(),
-                    })
-                }
+                ClientEffect::Trace(detail) => self.record(TraceEvent::Client {
+                    node: node.clone(),
+                    detail: detail.into(),
+                }),
                 ClientEffect::Timer { at, timer } => {
                     self.queue.push(
                         at,
                         Event::Client {
-                            node: node.to_string(),
+                            node: node.clone(),
                             timer,
                         },
                     );
@@ -384,16 +414,17 @@ impl Sim {
         }
     }
 
-    fn send(&mut self, node: &str, rpc: Rpc) {
+    fn send(&mut self, node: &NodeName, rpc: Rpc) {
         let name = RpcName::of(&rpc);
-        if !self.net.link(node).up {
+        let link = self.net.link(node);
+        if !link.up {
             // The call fails at once; the trace shows only the failure.
             let call = self.net.next_call;
             self.net.next_call += 1;
             self.queue.push(
                 self.tick,
                 Event::Fail {
-                    node: node.to_string(),
+                    node: node.clone(),
                     call,
                     rpc,
                     reason: "link down".to_string(),
@@ -403,10 +434,10 @@ impl Sim {
         }
         // The trace's words for the call: only a call sent shows them.
         let detail = rpc.detail();
-        let (call, held) = self.net.send(self.tick, node, rpc);
-        let node_name = self.server.texts.text(node);
+        let held = link.hold;
+        let call = self.net.send(self.tick, node, held, rpc);
         self.record(TraceEvent::CallSent {
-            node: node_name,
+            node: node.clone(),
             call,
             rpc: name,
             detail: detail.into(),
@@ -417,7 +448,7 @@ impl Sim {
             self.queue.push(
                 at,
                 Event::Deliver {
-                    node: node.to_string(),
+                    node: node.clone(),
                     call,
                 },
             );
@@ -435,10 +466,11 @@ impl Sim {
 
     /// The leader handles a call taken off the network.
     fn hand_over(&mut self, node: &str, call: CallId, rpc: Rpc) {
-        let effects = self
-            .server
-            .handle_call_input(self.tick, node, call, rpc, &mut self.rng);
-        self.route_server(effects);
+        let mut effects = std::mem::take(&mut self.buffers.server);
+        self.server
+            .handle_call(self.tick, node, call, rpc, &mut self.rng, &mut effects);
+        self.route_server(&mut effects);
+        self.buffers.server = effects;
     }
 
     /// Handles one event. Returns whether events remain.
@@ -456,7 +488,7 @@ impl Sim {
         match event {
             Event::Deliver { node, call } => {
                 let now = self.tick;
-                let ready = self.net.take_if(&node, call, |pending| {
+                let ready = self.net.take_if(node.as_str(), call, |pending| {
                     !pending.held && pending.deliver_at <= now
                 });
                 if let Some(pending) = ready {
@@ -469,10 +501,9 @@ impl Sim {
                 rpc,
                 reply,
             } => {
-                let node_name = self.server.texts.text(&node);
                 if self.net.link(&node).up {
                     self.record(TraceEvent::Reply {
-                        node: node_name,
+                        node: node.clone(),
                         call,
                         rpc: RpcName::of(&rpc),
                         detail: reply.detail().into(),
@@ -480,7 +511,7 @@ impl Sim {
                     self.client_input(&node, ClientInput::Reply { rpc, reply });
                 } else {
                     self.record(TraceEvent::CallFailed {
-                        node: node_name,
+                        node: node.clone(),
                         call,
                         rpc: RpcName::of(&rpc),
                         reason: "reply lost: link down".into(),
@@ -500,9 +531,8 @@ impl Sim {
                 rpc,
                 reason,
             } => {
-                let node_name = self.server.texts.text(&node);
                 self.record(TraceEvent::CallFailed {
-                    node: node_name,
+                    node: node.clone(),
                     call,
                     rpc: RpcName::of(&rpc),
                     reason: reason.as_str().into(),
@@ -510,7 +540,16 @@ impl Sim {
                 self.client_input(&node, ClientInput::Failed { rpc, reason });
             }
             Event::HeartbeatTimeout { node, deadline } => {
-                self.server_input(ServerInput::HeartbeatTimeout { node, deadline });
+                let mut effects = std::mem::take(&mut self.buffers.server);
+                self.server.heartbeat_timeout(
+                    self.tick,
+                    &node,
+                    deadline,
+                    &mut self.rng,
+                    &mut effects,
+                );
+                self.route_server(&mut effects);
+                self.buffers.server = effects;
             }
             Event::EvalDelay { eval } => {
                 let waiting = self.server.state.broker.delayed.contains_key(&eval);
@@ -840,15 +879,15 @@ impl Sim {
             }
             Action::Heartbeat { node } => {
                 self.need_node(node)?;
-                self.client_input(node, ClientInput::User(UserAction::Heartbeat));
+                self.client_input_named(node, ClientInput::User(UserAction::Heartbeat));
             }
             Action::Register { node } => {
                 self.need_node(node)?;
-                self.client_input(node, ClientInput::User(UserAction::Register));
+                self.client_input_named(node, ClientInput::User(UserAction::Register));
             }
             Action::GetAllocs { node } => {
                 self.need_node(node)?;
-                self.client_input(node, ClientInput::User(UserAction::GetAllocs));
+                self.client_input_named(node, ClientInput::User(UserAction::GetAllocs));
             }
             Action::UpdateAlloc { node, allocs } => {
                 self.need_node(node)?;
@@ -872,7 +911,7 @@ impl Sim {
                         Some(statuses)
                     }
                 };
-                self.client_input(node, ClientInput::User(UserAction::UpdateAlloc(statuses)));
+                self.client_input_named(node, ClientInput::User(UserAction::UpdateAlloc(statuses)));
             }
             Action::TaskFail { alloc, task }
             | Action::TaskComplete { alloc, task }
@@ -887,7 +926,7 @@ impl Sim {
                     Action::TaskComplete { .. } => UserAction::TaskComplete(id, task.clone()),
                     _ => UserAction::TaskRestart(id, task.clone()),
                 };
-                self.client_input(&node, ClientInput::User(user));
+                self.client_input_named(&node, ClientInput::User(user));
             }
             Action::LinkDown { node } => {
                 self.need_node(node)?;
@@ -900,7 +939,7 @@ impl Sim {
                     self.queue.push(
                         self.tick,
                         Event::Fail {
-                            node: node.clone(),
+                            node: self.server.texts.text(node),
                             call: call.id,
                             rpc: call.rpc,
                             reason: "link down".to_string(),
@@ -1000,7 +1039,7 @@ impl Sim {
                     self.queue.push(
                         self.tick,
                         Event::Fail {
-                            node: node.clone(),
+                            node: self.server.texts.text(node),
                             call: id,
                             rpc: pending.rpc,
                             reason: "dropped".to_string(),
@@ -1019,7 +1058,7 @@ impl Sim {
                 self.queue.push(
                     at,
                     Event::Deliver {
-                        node: node.clone(),
+                        node: self.server.texts.text(node),
                         call: id,
                     },
                 );

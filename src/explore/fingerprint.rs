@@ -798,11 +798,11 @@ pub fn noop(sim: &Sim, event: &Event) -> bool {
     match event {
         Event::Deliver { node, call } => sim.net.get(node, *call).is_none_or(|p| p.held),
         Event::HeartbeatTimeout { node, deadline } => {
-            sim.server.state.heartbeat_timers.get(node) != Some(deadline)
+            sim.server.state.heartbeat_timers.get(node.as_str()) != Some(deadline)
         }
         Event::EvalDelay { eval } => !sim.server.state.broker.delayed.contains_key(eval),
         Event::Client { node, timer } => {
-            let Some(client) = sim.clients.get(node) else {
+            let Some(client) = sim.clients.get(node.as_str()) else {
                 return true;
             };
             match timer {

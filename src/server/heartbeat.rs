@@ -40,7 +40,7 @@ impl Server {
             }
         }
         out.push(ServerEffect::HeartbeatTimer {
-            node: node.to_string(),
+            node: self.texts.text(node),
             at: deadline,
         });
         ttl

@@ -34,8 +34,10 @@ fn unresponsive(status: &NodeStatus) -> bool {
 }
 
 impl Server {
-    /// Handles one client call and replies.
-    pub(super) fn handle_call(
+    /// Handles one client call and replies (the sender's ID is borrowed:
+    /// a call is not a [`super::ServerInput`], so the network's pending
+    /// call is not copied).
+    pub fn handle_call(
         &mut self,
         now: Tick,
         node: &str,
@@ -53,12 +55,18 @@ impl Server {
                 .map(|(status, ttl)| {
                     let ttl = ttl.unwrap_or(0);
                     // One buffer for the whole detail, written part by part
-                    // (every heartbeat writes one).
-                    let mut detail = String::with_capacity(32);
+                    // (every heartbeat writes one), exactly as long as the
+                    // text (the trace keeps it as is).
+                    let seconds = super::rpc::Seconds::of(ttl);
+                    let (status_text, seconds) = (status.as_str(), seconds.as_str());
+                    let mut detail = String::with_capacity(
+                        "status= ttl=s".len() + status_text.len() + seconds.len(),
+                    );
                     detail.push_str("status=");
-                    detail.push_str(status.as_str());
+                    detail.push_str(status_text);
                     detail.push_str(" ttl=");
-                    push_ticks(&mut detail, ttl);
+                    detail.push_str(seconds);
+                    detail.push('s');
                     (Reply::Heartbeat { ttl }, detail)
                 }),
             Rpc::UpdateAlloc { updates } => self
@@ -101,15 +109,16 @@ impl Server {
                 message,
             ),
         };
+        let node = self.texts.text(node);
         out.push(ServerEffect::Trace(TraceEvent::CallHandled {
-            node: self.texts.text(node),
+            node: node.clone(),
             call,
             rpc: RpcName::of(&rpc),
             accepted,
             detail: detail.into(),
         }));
         out.push(ServerEffect::Reply {
-            node: node.to_string(),
+            node,
             call,
             rpc,
             reply,

@@ -148,9 +148,12 @@ impl Reply {
     pub fn detail(&self) -> String {
         match self {
             Reply::Heartbeat { ttl } => {
-                let mut detail = String::with_capacity(16);
+                // Exactly as long as the text: the trace keeps it as is.
+                let seconds = Seconds::of(*ttl);
+                let seconds = seconds.as_str();
+                let mut detail = String::with_capacity("ttl=".len() + seconds.len());
                 detail.push_str("ttl=");
-                push_seconds(&mut detail, *ttl);
+                detail.push_str(seconds);
                 detail
             }
             Reply::Ack => "ok".to_string(),
@@ -170,26 +173,48 @@ impl Reply {
 }
 
 /// Appends `ticks` as seconds with three decimals (`"{}.{:03}"` of the
-/// seconds and milliseconds), digit by digit: heartbeats write one in
-/// their trace details.
+/// seconds and milliseconds): heartbeats write one in their trace details.
 pub(super) fn push_seconds(out: &mut String, ticks: u64) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    let mut secs = ticks / 1000;
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (secs % 10) as u8;
-        secs /= 10;
-        if secs == 0 {
-            break;
+    out.push_str(Seconds::of(ticks).as_str());
+}
+
+/// `ticks` as seconds with three decimals (`"{}.{:03}"` of the seconds and
+/// milliseconds), written digit by digit into a buffer of its own, so a
+/// caller can size its text before copying it in.
+pub(super) struct Seconds {
+    /// The text, right-aligned.
+    digits: [u8; 24],
+    /// Where it starts.
+    start: usize,
+}
+
+impl Seconds {
+    /// The text of `ticks`.
+    pub(super) fn of(ticks: u64) -> Seconds {
+        let mut digits = [0u8; 24];
+        let mut start = digits.len() - 4;
+        let millis = ticks % 1000;
+        digits[start..].copy_from_slice(&[
+            b'.',
+            b'0' + (millis / 100) as u8,
+            b'0' + (millis / 10 % 10) as u8,
+            b'0' + (millis % 10) as u8,
+        ]);
+        let mut secs = ticks / 1000;
+        loop {
+            start -= 1;
+            digits[start] = b'0' + (secs % 10) as u8;
+            secs /= 10;
+            if secs == 0 {
+                break;
+            }
         }
+        Seconds { digits, start }
     }
-    for &digit in &digits[start..] {
-        out.push(char::from(digit));
-    }
-    out.push('.');
-    let millis = ticks % 1000;
-    for digit in [millis / 100, millis / 10 % 10, millis % 10] {
-        out.push(char::from(b'0' + digit as u8));
+
+    /// The text.
+    pub(super) fn as_str(&self) -> &str {
+        // ASCII digits and a dot only.
+        std::str::from_utf8(&self.digits[self.start..]).unwrap_or_default()
     }
 }

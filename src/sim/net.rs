@@ -7,6 +7,7 @@
 //! call in flight on it (the client sees an RPC error).
 
 use super::queue::Tick;
+use super::trace::NodeName;
 use crate::server::rpc::Rpc;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -39,8 +40,8 @@ impl Default for Link {
 pub struct PendingCall {
     /// Call number.
     pub id: CallId,
-    /// Sending client (node ID).
-    pub node: String,
+    /// Sending client (node ID, shared with the trace's node name).
+    pub node: NodeName,
     /// The RPC and its arguments.
     pub rpc: Rpc,
     /// When it was sent.
@@ -76,23 +77,28 @@ impl Network {
         self.links.entry(node.to_string()).or_default()
     }
 
-    /// Queues a call; returns its id and whether it is held.
-    pub fn send(&mut self, now: Tick, node: &str, rpc: Rpc) -> (CallId, bool) {
+    /// Queues a call on the link of `node`, held if `held` (the link's
+    /// hold flag, which the caller read); returns its id.
+    pub fn send(&mut self, now: Tick, node: &NodeName, held: bool, rpc: Rpc) -> CallId {
         let id = self.next_call;
         self.next_call += 1;
-        let held = self.link(node).hold;
-        self.pending
-            .entry(node.to_string())
-            .or_default()
-            .push(PendingCall {
-                id,
-                node: node.to_string(),
-                rpc,
-                sent_at: now,
-                deliver_at: now + self.latency,
-                held,
-            });
-        (id, held)
+        let call = PendingCall {
+            id,
+            node: node.clone(),
+            rpc,
+            sent_at: now,
+            deliver_at: now + self.latency,
+            held,
+        };
+        // The node's list usually exists only while a call is in flight:
+        // look it up by the borrowed ID, and copy the ID for a new one.
+        match self.pending.get_mut(node.as_str()) {
+            Some(calls) => calls.push(call),
+            None => {
+                self.pending.insert(node.to_string(), vec![call]);
+            }
+        }
+        id
     }
 
     /// Removes and returns a call in flight.

@@ -35,14 +35,25 @@ pub type Text = Box<str>;
 #[derive(Clone, PartialOrd, Ord)]
 pub struct SharedText(Arc<SharedTextInner>);
 
-/// The shared part of a [`SharedText`].
+/// The shared part of a [`SharedText`]: the text and its hash in the
+/// tables ([`shared_text_hash`]), computed once when the text is made, so
+/// that sharing an event's texts with a table's costs no hashing.
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
-struct SharedTextInner(Box<str>);
+struct SharedTextInner {
+    text: Box<str>,
+    hash: usize,
+}
 
 impl SharedText {
+    /// A shared text of `text` (hashed once, here).
+    fn new(text: Box<str>) -> Self {
+        let hash = shared_text_hash(&text);
+        SharedText(Arc::new(SharedTextInner { text, hash }))
+    }
+
     /// The text.
     pub fn as_str(&self) -> &str {
-        &self.0.0
+        &self.0.text
     }
 
     /// Whether `a` and `b` are the same shared copy.
@@ -79,7 +90,7 @@ impl std::borrow::Borrow<str> for SharedText {
 
 impl From<&str> for SharedText {
     fn from(text: &str) -> Self {
-        SharedText(Arc::new(SharedTextInner(text.into())))
+        SharedText::new(text.into())
     }
 }
 
@@ -91,13 +102,13 @@ impl From<&String> for SharedText {
 
 impl From<String> for SharedText {
     fn from(text: String) -> Self {
-        SharedText(Arc::new(SharedTextInner(text.into_boxed_str())))
+        SharedText::new(text.into_boxed_str())
     }
 }
 
 impl From<Box<str>> for SharedText {
     fn from(text: Box<str>) -> Self {
-        SharedText(Arc::new(SharedTextInner(text)))
+        SharedText::new(text)
     }
 }
 
@@ -844,11 +855,11 @@ fn shared_text_hash(text: &str) -> usize {
 
 impl TableItem for SharedText {
     fn key_hash(&self) -> usize {
-        shared_text_hash(self.as_str())
+        self.0.hash
     }
 
     fn same_key(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
+        SharedText::ptr_eq(self, other) || self.as_str() == other.as_str()
     }
 
     fn same_item(&self, other: &Self) -> bool {
