@@ -1372,6 +1372,18 @@ impl Reconciler<'_, '_> {
             ..Default::default()
         };
         // `set` is in ID order, so the parts are too.
+        if !is_disconnecting && !set.has_copies() {
+            // The table's plainly running allocs stay untainted (what
+            // `should_filter` and `update_by_reschedulable` answer for
+            // them): copied a stretch at a time, the others taken one by one.
+            let mut start = 0;
+            let plain = |p: u32| t.facts(p).plainly_running;
+            while let Some((k, pos)) = set.copy_while(start, &mut out.untainted, plain) {
+                self.split_one(&mut out, pos, None, false, &cx);
+                start = k + 1;
+            }
+            return out;
+        }
         for (pos, own) in set.iter_own() {
             let plain = own.map_or(t.facts(pos).plainly_running, |a| {
                 filters::plainly_running(a)
@@ -1382,32 +1394,46 @@ impl Reconciler<'_, '_> {
                 out.untainted.push_with(pos, own.cloned());
                 continue;
             }
-            let alloc = own.unwrap_or(t.alloc(pos));
-            if is_disconnecting && alloc.client_status == ClientStatus::Unknown {
-                continue;
-            }
-            if !alloc.next_allocation.is_empty() && alloc.terminal_status() {
-                continue;
-            }
-            let (is_untainted, ignore) = filters::should_filter(alloc, cx.is_batch);
-            if is_untainted && !is_disconnecting {
-                out.untainted.push_with(pos, own.cloned());
-                continue;
-            }
-            if ignore {
-                continue;
-            }
-            let (now, later, time) = filters::update_by_reschedulable(alloc, is_disconnecting, &cx);
-            if now {
-                out.now.push_with(pos, own.cloned());
-                continue;
-            }
-            if later {
-                out.later.push(Later { pos, time });
-            }
-            out.untainted.push_with(pos, own.cloned());
+            self.split_one(&mut out, pos, own, is_disconnecting, &cx);
         }
         out
+    }
+
+    /// [`Reconciler::split_rescheduleable`] of one alloc (the set's copy
+    /// `own`, else the table's at `pos`) that is not plainly running (or
+    /// disconnecting).
+    fn split_one(
+        &self,
+        out: &mut Split,
+        pos: u32,
+        own: Option<&Arc<Allocation>>,
+        is_disconnecting: bool,
+        cx: &RescheduleContext<'_>,
+    ) {
+        let alloc = own.unwrap_or(self.table.alloc(pos));
+        if is_disconnecting && alloc.client_status == ClientStatus::Unknown {
+            return;
+        }
+        if !alloc.next_allocation.is_empty() && alloc.terminal_status() {
+            return;
+        }
+        let (is_untainted, ignore) = filters::should_filter(alloc, cx.is_batch);
+        if is_untainted && !is_disconnecting {
+            out.untainted.push_with(pos, own.cloned());
+            return;
+        }
+        if ignore {
+            return;
+        }
+        let (now, later, time) = filters::update_by_reschedulable(alloc, is_disconnecting, cx);
+        if now {
+            out.now.push_with(pos, own.cloned());
+            return;
+        }
+        if later {
+            out.later.push(Later { pos, time });
+        }
+        out.untainted.push_with(pos, own.cloned());
     }
 
     /// `cancelUnneededCanaries`: stops canaries of old or failed deployments,

@@ -623,10 +623,31 @@ impl Decisions {
         &'a self,
         allocs: &'a [Arc<Allocation>],
     ) -> impl Iterator<Item = DecisionRef<'a>> + 'a {
+        self.iter_where(allocs, |_| true)
+    }
+
+    /// [`Decisions::iter`] without the records whose decision leaves the
+    /// alloc as it is (keep, skip, ignore): most of a run's records, which
+    /// this skips without resolving them.
+    pub fn iter_changes<'a>(
+        &'a self,
+        allocs: &'a [Arc<Allocation>],
+    ) -> impl Iterator<Item = DecisionRef<'a>> + 'a {
+        self.iter_where(allocs, |d| {
+            !matches!(d, Compact::Keep | Compact::Skip | Compact::Ignore)
+        })
+    }
+
+    /// The live records whose compact decision passes `wanted`, resolved.
+    fn iter_where<'a>(
+        &'a self,
+        allocs: &'a [Arc<Allocation>],
+        wanted: fn(Compact) -> bool,
+    ) -> impl Iterator<Item = DecisionRef<'a>> + 'a {
         self.records
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.live)
+            .filter(move |(_, r)| r.live && wanted(r.decision))
             .map(move |(slot, r)| {
                 let at = self.pos.get(slot).map_or(slot, |p| *p as usize);
                 DecisionRef {

@@ -178,7 +178,16 @@ impl Plan {
             }
             for entry in self.node_allocation.get(node).into_iter().flatten() {
                 let alloc = entry.read();
-                let verb = if server.state.allocs.contains_key(&alloc.id) {
+                // A reconnect update's alloc is a stored alloc as the
+                // scheduler read it (not looked up again).
+                let stored = match entry {
+                    PlanAlloc::Reconnect(_) => {
+                        debug_assert!(server.state.allocs.contains_key(&alloc.id));
+                        true
+                    }
+                    PlanAlloc::Whole(_) => server.state.allocs.contains_key(&alloc.id),
+                };
+                let verb = if stored {
                     if alloc.client_status == ClientStatus::Unknown {
                         "mark-unknown"
                     } else {
@@ -220,12 +229,12 @@ impl Server {
     /// (the reasons are fixed texts: a refused plan is retried, and its
     /// rejections are many).
     fn node_plan_ok(&self, node: &str, plan: &Plan) -> Result<(), Cow<'static, str>> {
-        let Some(entries) = plan.node_allocation.get(node).filter(|e| !e.is_empty()) else {
+        let Some(planned) = plan.node_allocation.get(node).filter(|e| !e.is_empty()) else {
             return Ok(());
         };
         // What the checks read of an entry is the same before and after a
         // reconnect update.
-        let entries = || entries.iter().map(PlanAlloc::read);
+        let entries = || planned.iter().map(PlanAlloc::read);
         let Some(record) = self.state.nodes.get(node) else {
             return Err(Cow::Borrowed("node does not exist"));
         };
@@ -254,11 +263,25 @@ impl Server {
                 }
             }
             NodeStatus::Ready => {
-                let only_updates = entries().all(|a| {
-                    self.state
+                let only_updates = planned.iter().all(|entry| match entry {
+                    // A reconnect update's alloc is the stored alloc as the
+                    // scheduler read it (the plan is checked before anything
+                    // is written), not looked up again.
+                    PlanAlloc::Reconnect(update) => {
+                        debug_assert!(
+                            self.state
+                                .allocs
+                                .get(&update.alloc.id)
+                                .is_some_and(|stored| Arc::ptr_eq(stored, &update.alloc)),
+                            "a reconnect update's alloc is not the stored one"
+                        );
+                        !update.alloc.terminal_status()
+                    }
+                    PlanAlloc::Whole(alloc) => self
+                        .state
                         .allocs
-                        .get(&a.id)
-                        .is_some_and(|existing| !existing.terminal_status())
+                        .get(&alloc.id)
+                        .is_some_and(|existing| !existing.terminal_status()),
                 });
                 if only_updates {
                     return Ok(());

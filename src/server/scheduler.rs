@@ -702,23 +702,7 @@ impl Server {
                 if alloc.job_modify_index() == job.job_modify_index || alloc.terminal_status() {
                     return UpdateType::Ignore;
                 }
-                let record = jobs.get(&job.id);
-                let old = record
-                    .and_then(|r| r.specs.get(&alloc.job_version()))
-                    .and_then(|spec| spec.groups.iter().find(|g| g.name == group.name));
-                let new = record
-                    .and_then(|r| r.specs.get(&job.version))
-                    .and_then(|spec| spec.groups.iter().find(|g| g.name == group.name));
-                let destructive = match (old, new) {
-                    (Some(old), Some(new)) => super::jobs::tasks_differ(old, new),
-                    _ => alloc.job_task_group().map(|tg| &tg.tasks) != Some(&group.tasks),
-                };
-                if destructive {
-                    return UpdateType::Destructive;
-                }
-                let mut updated = alloc.clone();
-                updated.job = Some(Arc::new(job.clone()));
-                UpdateType::InPlace(Arc::new(updated))
+                changed_job_update(jobs, alloc, job, group)
             };
         let mut next_id = || {
             let id = make_id(seed, counter);
@@ -735,15 +719,7 @@ impl Server {
         // decisions).
         let mut reasons = AllocReasonsBuilder::default();
         let mut set_text = String::new();
-        for d in result.decisions.iter(&input.allocs) {
-            if matches!(
-                d.decision,
-                crate::reconciler::reasons::Decision::Keep
-                    | crate::reconciler::reasons::Decision::Skip
-                    | crate::reconciler::reasons::Decision::Ignore
-            ) {
-                continue;
-            }
+        for d in result.decisions.iter_changes(&input.allocs) {
             set_text.clear();
             set_text.push_str(d.set.as_str());
             set_text.push_str(" -> ");
@@ -1675,6 +1651,37 @@ fn node_feasible_for(job: &Job, group: &crate::scenario::format::GroupSpec, node
         .as_ref()
         .is_none_or(|nodes| nodes.contains(&node.id));
     in_dc && in_pool && allowed
+}
+
+/// The scheduler's alloc update function for an alloc whose job changed
+/// (the common answer, ignore, is taken by the caller, so that the call for
+/// most allocs does not set up this body's frame): destructive when the
+/// group's tasks differ between the alloc's job version and `job`'s, else
+/// in place (a copy carrying the new job).
+#[inline(never)]
+fn changed_job_update(
+    jobs: &BTreeMap<String, super::JobRecord>,
+    alloc: &Allocation,
+    job: &Job,
+    group: &crate::model::TaskGroup,
+) -> UpdateType {
+    let record = jobs.get(&job.id);
+    let old = record
+        .and_then(|r| r.specs.get(&alloc.job_version()))
+        .and_then(|spec| spec.groups.iter().find(|g| g.name == group.name));
+    let new = record
+        .and_then(|r| r.specs.get(&job.version))
+        .and_then(|spec| spec.groups.iter().find(|g| g.name == group.name));
+    let destructive = match (old, new) {
+        (Some(old), Some(new)) => super::jobs::tasks_differ(old, new),
+        _ => alloc.job_task_group().map(|tg| &tg.tasks) != Some(&group.tasks),
+    };
+    if destructive {
+        return UpdateType::Destructive;
+    }
+    let mut updated = alloc.clone();
+    updated.job = Some(Arc::new(job.clone()));
+    UpdateType::InPlace(Arc::new(updated))
 }
 
 #[allow(dead_code)]

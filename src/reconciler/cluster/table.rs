@@ -145,7 +145,7 @@ impl<'a> Table<'a> {
             };
             facts_in.push(facts);
         }
-        let order = sort_order(n, |i| facts_in[i].prefix, input);
+        let (order, rising) = sort_order(n, |i| facts_in[i].prefix, input);
         let mut table = Table {
             input,
             order,
@@ -161,7 +161,9 @@ impl<'a> Table<'a> {
         let facts = &table.facts;
         let same =
             |x: usize, y: usize| facts[x].prefix == facts[y].prefix && input[x].id == input[y].id;
-        let has_duplicates = if table.order.is_empty() {
+        let has_duplicates = if rising {
+            false
+        } else if table.order.is_empty() {
             (1..n).any(|k| same(k - 1, k))
         } else {
             table
@@ -346,8 +348,13 @@ impl<'a> Table<'a> {
 /// order (which is only checked). Input that interleaves a few ascending
 /// runs (say originals and their replacements, each created in ID order)
 /// is dealt onto at most [`MAX_RUNS`] runs, which are then merged;
-/// anything else is sorted.
-fn sort_order(n: usize, prefix: impl Fn(usize) -> u128, input: &[Arc<Allocation>]) -> Vec<u32> {
+/// anything else is sorted. Also says whether the input's prefixes rise
+/// strictly (then it is in order and no two allocs share an ID).
+fn sort_order(
+    n: usize,
+    prefix: impl Fn(usize) -> u128,
+    input: &[Arc<Allocation>],
+) -> (Vec<u32>, bool) {
     // A total order: (prefix, ID, position); IDs are read only on equal
     // prefixes.
     let lt = |x: usize, y: usize| {
@@ -363,13 +370,19 @@ fn sort_order(n: usize, prefix: impl Fn(usize) -> u128, input: &[Arc<Allocation>
     };
     // The sorted head of the input starts the first run. Strictly rising
     // prefixes decide almost every pair without calling `lt`.
-    let mut head = 1;
-    while head < n && (prefix(head - 1) < prefix(head) || lt(head - 1, head)) {
+    let (mut head, mut rising) = (1, true);
+    while head < n {
+        if prefix(head - 1) >= prefix(head) {
+            if !lt(head - 1, head) {
+                break;
+            }
+            rising = false;
+        }
         head += 1;
     }
     let head = head.min(n);
     if head == n {
-        return Vec::new();
+        return (Vec::new(), rising);
     }
     let mut first = Vec::with_capacity(n);
     first.extend(0..head as u32);
@@ -404,7 +417,7 @@ fn sort_order(n: usize, prefix: impl Fn(usize) -> u128, input: &[Arc<Allocation>
                         .then_with(|| input[x.1 as usize].id.cmp(&input[y.1 as usize].id))
                         .then(x.1.cmp(&y.1))
                 });
-                return keyed.into_iter().map(|(_, i)| i).collect();
+                return (keyed.into_iter().map(|(_, i)| i).collect(), false);
             }
         }
     }
@@ -413,7 +426,7 @@ fn sort_order(n: usize, prefix: impl Fn(usize) -> u128, input: &[Arc<Allocation>
     for run in runs {
         order = merge_runs(&order, &run, &lt);
     }
-    order
+    (order, false)
 }
 
 /// Merges two ascending runs of positions (`lt` is a total order): each
@@ -545,6 +558,34 @@ impl PosSet {
         if let Some(a) = own {
             self.own.push((pos, a));
         }
+    }
+    /// For a set without copies of its own (see [`PosSet::has_copies`]):
+    /// appends to `out` its positions from index `start` on, up to the
+    /// first one `keep` refuses, as one stretch; returns that position and
+    /// its index (`None` at the end).
+    #[inline]
+    pub fn copy_while(
+        &self,
+        start: usize,
+        out: &mut PosSet,
+        keep: impl Fn(u32) -> bool,
+    ) -> Option<(usize, u32)> {
+        debug_assert!(self.own.is_empty(), "copy_while on a set with copies");
+        let rest = self.pos.get(start..).unwrap_or_default();
+        let stop = rest.iter().position(|p| !keep(*p));
+        let end = stop.unwrap_or(rest.len());
+        debug_assert!(
+            out.pos
+                .last()
+                .is_none_or(|last| rest.first().is_none_or(|p| last < p))
+        );
+        out.pos.extend_from_slice(&rest[..end]);
+        stop.map(|k| (start + k, rest[k]))
+    }
+    /// Whether the set holds copies of its own.
+    #[inline]
+    pub fn has_copies(&self) -> bool {
+        !self.own.is_empty()
     }
     /// The positions in order.
     #[inline]
@@ -892,7 +933,8 @@ mod tests {
         for ids in cases {
             let input = allocs(&ids);
             let prefixes: Vec<u128> = input.iter().map(|a| id_prefix(&a.id)).collect();
-            let mut order = sort_order(input.len(), |i| prefixes[i], &input);
+            let (mut order, rising) = sort_order(input.len(), |i| prefixes[i], &input);
+            assert!(!rising || (order.is_empty() && prefixes.is_sorted_by(|a, b| a < b)));
             if order.is_empty() {
                 order = (0..input.len() as u32).collect();
             }
