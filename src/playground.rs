@@ -5,7 +5,7 @@
 
 use crate::model::{Allocation, Deployment};
 use crate::scenario::format::Action;
-use crate::server::{EvalRecord, time_tick};
+use crate::server::{AllocIndex, EvalRecord, time_tick};
 use crate::sim::Sim;
 use crate::sim::history::{ScriptEdit, Session, SessionError, StepRecord};
 use crate::sim::trace::{TraceEntry, TraceEvent, short};
@@ -302,6 +302,8 @@ type NodeAllocViews = Vec<(Arc<Allocation>, Arc<AllocView>)>;
 /// (reused while nothing it shows changed).
 #[derive(Debug, Clone, Default)]
 struct CachedNode {
+    /// The store's list of the node's allocs the views were built from.
+    store: Option<Arc<AllocIndex>>,
     allocs: NodeAllocViews,
     view: Option<Arc<NodeView>>,
 }
@@ -313,7 +315,8 @@ struct CachedNode {
 /// the same `Arc` (its equality checks stop at the pointer).
 #[derive(Debug, Clone, Default)]
 pub struct ViewCache {
-    nodes: BTreeMap<String, CachedNode>,
+    /// By node ID, in ID order (as the simulation's clients).
+    nodes: Vec<(String, CachedNode)>,
     /// Whether the last build found allocs appear or disappear (which
     /// changes the nodes the eval views name).
     allocs_moved: bool,
@@ -577,113 +580,157 @@ fn deployment_view(deployment: &Deployment) -> DeploymentView {
     }
 }
 
+/// The entries of a map sorted by key, read alongside keys visited in
+/// increasing order: each look-up skips the entries before its key, so
+/// looking up every key of another sorted map walks each map once instead
+/// of searching it per key.
+struct SortedWalk<I: Iterator> {
+    entries: std::iter::Peekable<I>,
+}
+
+impl<K: AsRef<str>, V, I: Iterator<Item = (K, V)>> SortedWalk<I> {
+    fn new(entries: impl IntoIterator<IntoIter = I>) -> Self {
+        SortedWalk {
+            entries: entries.into_iter().peekable(),
+        }
+    }
+
+    /// The entry of `key`, if the map has it; `key` must not be lower than
+    /// the keys asked for before.
+    fn take(&mut self, key: &str) -> Option<(K, V)> {
+        while self.entries.next_if(|(k, _)| k.as_ref() < key).is_some() {}
+        self.entries.next_if(|(k, _)| k.as_ref() == key)
+    }
+
+    /// The value of `key` (see [`SortedWalk::take`]).
+    fn get(&mut self, key: &str) -> Option<V> {
+        self.take(key).map(|(_, value)| value)
+    }
+}
+
 /// The node views, and each node's heartbeat TTL (apart: it changes at every step).
 fn node_views(sim: &Sim, cache: &mut ViewCache) -> (Vec<Arc<NodeView>>, Vec<Option<u64>>) {
     let state = &sim.server.state;
-    let mut fresh = BTreeMap::new();
+    // The clients, the cache and the store's maps are all in node ID order: one walk over each.
+    let mut cached_nodes = SortedWalk::new(std::mem::take(&mut cache.nodes));
+    let mut records = SortedWalk::new(&state.nodes);
+    let mut stores = SortedWalk::new(&state.allocs_by_node);
+    let mut timers = SortedWalk::new(&state.heartbeat_timers);
+    let mut links = SortedWalk::new(&sim.net.links);
+    let mut fresh = Vec::with_capacity(sim.clients.len());
     let mut moved = false;
     let mut ttls = Vec::with_capacity(sim.clients.len());
-    let nodes = sim
-        .clients
-        .iter()
-        .map(|(id, client)| {
-            let record = state.nodes.get(id);
-            let link = sim.net.link(id);
-            // The store's per-node index holds the same allocs as the alloc table, in ID order,
-            // and so does the node's cached list: walk both together.
-            let CachedNode {
-                allocs: cached,
-                view: cached_view,
-            } = cache.nodes.remove(id).unwrap_or_default();
-            let store = state.allocs_by_node.get(id);
-            // Most steps change no alloc of most nodes: the same `Arc`s, in the same order.
-            let same = store.map_or(0, |a| a.len()) == cached.len()
-                && store
-                    .into_iter()
-                    .flat_map(|a| a.values())
-                    .zip(&cached)
-                    .all(|(alloc, (built_from, _))| Arc::ptr_eq(alloc, built_from));
-            let built = if same {
-                cached
-            } else {
-                let mut next = 0;
-                let mut built = Vec::new();
-                for alloc in store.into_iter().flat_map(|a| a.values()) {
-                    let skipped = cached[next..]
-                        .iter()
-                        .take_while(|(c, _)| c.id < alloc.id)
-                        .count();
-                    moved |= skipped > 0;
-                    next += skipped;
-                    let view = match cached.get(next) {
-                        Some((built_from, view)) if built_from.id == alloc.id => {
-                            next += 1;
-                            if Arc::ptr_eq(built_from, alloc) {
-                                Arc::clone(view)
-                            } else {
-                                Arc::new(alloc_view(alloc))
-                            }
-                        }
-                        _ => {
-                            moved = true;
+    let mut nodes = Vec::with_capacity(sim.clients.len());
+    for (id, client) in &sim.clients {
+        let record = records.get(id);
+        let link_up = links.get(id).is_none_or(|link| link.up);
+        let (key, cached_node) = cached_nodes
+            .take(id)
+            .unwrap_or_else(|| (id.clone(), CachedNode::default()));
+        let CachedNode {
+            store: cached_store,
+            allocs: cached,
+            view: cached_view,
+        } = cached_node;
+        // The store's per-node index holds the same allocs as the alloc table, in ID order,
+        // and so does the node's cached list: walk both together.
+        let store = stores.get(id);
+        // Most steps change no alloc of most nodes: the same list (the store copies a
+        // node's list to write it, and the cache holds it), or else the same `Arc`s in
+        // the same order.
+        let same = match (store, &cached_store) {
+            (Some(store), Some(built_from)) if Arc::ptr_eq(store, built_from) => true,
+            _ => {
+                store.map_or(0, |a| a.len()) == cached.len()
+                    && store
+                        .into_iter()
+                        .flat_map(|a| a.values())
+                        .zip(&cached)
+                        .all(|(alloc, (built_from, _))| Arc::ptr_eq(alloc, built_from))
+            }
+        };
+        let built = if same {
+            cached
+        } else {
+            let mut next = 0;
+            let mut built = Vec::new();
+            for alloc in store.into_iter().flat_map(|a| a.values()) {
+                let skipped = cached[next..]
+                    .iter()
+                    .take_while(|(c, _)| c.id < alloc.id)
+                    .count();
+                moved |= skipped > 0;
+                next += skipped;
+                let view = match cached.get(next) {
+                    Some((built_from, view)) if built_from.id == alloc.id => {
+                        next += 1;
+                        if Arc::ptr_eq(built_from, alloc) {
+                            Arc::clone(view)
+                        } else {
                             Arc::new(alloc_view(alloc))
                         }
-                    };
-                    built.push((Arc::clone(alloc), view));
-                }
-                moved |= next < cached.len();
-                built
-            };
-            ttls.push(
-                state
-                    .heartbeat_timers
-                    .get(id)
-                    .map(|deadline| deadline.saturating_sub(sim.tick)),
-            );
-            let status = record.map_or("unregistered", |r| r.node.status.as_str());
-            let eligible = record.is_some_and(|r| {
-                r.node.scheduling_eligibility == crate::model::SchedulingEligibility::Eligible
-            });
-            let draining = record.is_some_and(|r| r.node.draining());
-            let name = &client.record.node.name;
-            // The last view, when nothing it shows changed (its alloc views are the same `Arc`s).
-            let unchanged = |view: &NodeView| {
-                view.name == *name
-                    && view.status == status
-                    && view.link_up == link.up
-                    && view.eligible == eligible
-                    && view.draining == draining
-                    && view.allocs.len() == built.len()
-                    && view
-                        .allocs
-                        .iter()
-                        .zip(&built)
-                        .all(|(a, (_, b))| Arc::ptr_eq(a, b))
-            };
-            let view = match cached_view {
-                Some(view) if unchanged(&view) => view,
-                _ => Arc::new(NodeView {
-                    id: id.clone(),
-                    name: name.clone(),
-                    status: status.to_string(),
-                    link_up: link.up,
-                    eligible,
-                    draining,
-                    allocs: built.iter().map(|(_, view)| Arc::clone(view)).collect(),
-                }),
-            };
-            fresh.insert(
-                id.clone(),
-                CachedNode {
-                    allocs: built,
-                    view: Some(Arc::clone(&view)),
-                },
-            );
-            view
-        })
-        .collect();
+                    }
+                    _ => {
+                        moved = true;
+                        Arc::new(alloc_view(alloc))
+                    }
+                };
+                built.push((Arc::clone(alloc), view));
+            }
+            moved |= next < cached.len();
+            built
+        };
+        ttls.push(
+            timers
+                .get(id)
+                .map(|deadline| deadline.saturating_sub(sim.tick)),
+        );
+        let status = record.map_or("unregistered", |r| r.node.status.as_str());
+        let eligible = record.is_some_and(|r| {
+            r.node.scheduling_eligibility == crate::model::SchedulingEligibility::Eligible
+        });
+        let draining = record.is_some_and(|r| r.node.draining());
+        let name = &client.record.node.name;
+        // The last view, when nothing it shows changed (its alloc views are the same `Arc`s).
+        let unchanged = |view: &NodeView| {
+            view.name == *name
+                && view.status == status
+                && view.link_up == link_up
+                && view.eligible == eligible
+                && view.draining == draining
+                && view.allocs.len() == built.len()
+                && view
+                    .allocs
+                    .iter()
+                    .zip(&built)
+                    .all(|(a, (_, b))| Arc::ptr_eq(a, b))
+        };
+        let view = match cached_view {
+            Some(view) if unchanged(&view) => view,
+            _ => Arc::new(NodeView {
+                id: id.clone(),
+                name: name.clone(),
+                status: status.to_string(),
+                link_up,
+                eligible,
+                draining,
+                allocs: built.iter().map(|(_, view)| Arc::clone(view)).collect(),
+            }),
+        };
+        nodes.push(Arc::clone(&view));
+        fresh.push((
+            key,
+            CachedNode {
+                store: store.cloned(),
+                allocs: built,
+                view: Some(view),
+            },
+        ));
+    }
     // Allocs gone from the store (garbage-collected) leave the cache.
-    moved |= cache.nodes.values().any(|node| !node.allocs.is_empty());
+    moved |= cached_nodes
+        .entries
+        .any(|(_, node)| !node.allocs.is_empty());
     cache.nodes = fresh;
     cache.allocs_moved = moved;
     (nodes, ttls)

@@ -9,7 +9,7 @@ use crate::model::eval::DesiredUpdates;
 use crate::server::rpc::Rpc;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 use std::sync::Arc;
 
 /// One thing that happened, at a tick, seen from an actor.
@@ -1440,24 +1440,36 @@ pub fn short(id: &str) -> &str {
     &id[..end]
 }
 
-fn fmt_tick(tick: Tick) -> String {
-    format!("{}.{:03}", tick / 1000, tick % 1000)
+/// A tick as seconds with three decimals (`12.500`), written without a
+/// `String` of its own (a trace line writes a few).
+fn fmt_tick(tick: Tick) -> impl fmt::Display {
+    struct Seconds(Tick);
+    impl fmt::Display for Seconds {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "{}.{:03}", self.0 / 1000, self.0 % 1000)
+        }
+    }
+    Seconds(tick)
 }
 
 impl TraceEntry {
     /// The entry as one fixed-column line: tick, actor, kind, detail.
     pub fn line(&self) -> String {
         let (actor, kind, detail) = self.event.columns();
-        format!(
-            "{:>4} {:>10} {:<14} {:<18} {}",
+        let mut line = String::with_capacity(52 + actor.len() + detail.len());
+        // The tick's column is 10 wide and its last 4 are `.mmm`: its seconds are 6 wide.
+        let _ = write!(
+            line,
+            "{:>4} {:>6}.{:03} {:<14} {:<18} {}",
             self.step,
-            fmt_tick(self.tick),
+            self.tick / 1000,
+            self.tick % 1000,
             actor,
             kind,
             detail
-        )
-        .trim_end()
-        .to_string()
+        );
+        line.truncate(line.trim_end().len());
+        line
     }
 }
 
