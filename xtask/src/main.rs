@@ -136,8 +136,14 @@ use std::process::Command;
 /// packed as made, the event queue's chunks with their hand-written serde;
 /// together −12% of the simulator's instructions) 580,216 B (1,482,268
 /// raw): ceiling set to 580,500, still 7.5 KB under the session's start.
+/// Twelfth session (2026-12-01): no size work; the UI step work (the
+/// diagram's coordinates written without float formatting, labels wrapped
+/// only when too long, the cluster legend memoised, the core's node views
+/// read by one sorted walk) took some out and the core's speed work put
+/// some back: 579,521 B (the last CI) → 578,670 B (1,475,235 raw), ceiling
+/// lowered to 579,000.
 /// This ceiling is a ratchet against growth; lower it as size work lands.
-const WASM_GZIP_BUDGET_BYTES: u64 = 580_500;
+const WASM_GZIP_BUDGET_BYTES: u64 = 579_000;
 
 /// The gzipped tools module (`tools_bg.wasm`: import, export, the explore
 /// engine; loaded on first use and by the explore worker) may not grow past
@@ -176,6 +182,10 @@ const WASM_GZIP_BUDGET_BYTES: u64 = 580_500;
 /// (1,422,779 raw) → 551,256 B (1,385,572 raw); with the session's core
 /// speed work integrated (see the app module's entry) 555,427 B (1,396,773
 /// raw): ceiling set to 555,500.
+/// Twelfth session: 554,588 B (the last CI) → 555,484 B (1,398,416 raw),
+/// +0.9 KB from the core's speed work (the simulator's effect buffers and
+/// shared node names, the reconciler's split-out paths), just under the
+/// ceiling, which stays.
 const TOOLS_WASM_GZIP_BUDGET_BYTES: u64 = 555_500;
 
 const USAGE: &str = "usage: cargo xtask <command>

@@ -74,7 +74,7 @@ pub fn ScriptEditor(props: &ScriptEditorProps) -> Html {
     html! {
         <section class="panel script-editor" data-testid="script-editor" aria-label="Script">
             <h2 class="panel-title">{ "Script" }</h2>
-            <p class="narration" role="status" aria-live="polite" data-testid="narration">{ narration }</p>
+            <p class="narration" role="status" aria-live="polite" tabindex="0" data-testid="narration">{ narration }</p>
             <ol class="script-lines" data-testid="script-lines" aria-label="actions of the script">
                 { for script.lines.iter().map(line_html) }
             </ol>
