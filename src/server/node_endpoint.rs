@@ -54,19 +54,12 @@ impl Server {
                 .update_node_status(now, node, NodeStatus::Ready, "client heartbeat", rng, out)
                 .map(|(status, ttl)| {
                     let ttl = ttl.unwrap_or(0);
-                    // One buffer for the whole detail, written part by part
-                    // (every heartbeat writes one), exactly as long as the
-                    // text (the trace keeps it as is).
+                    // One buffer for the whole detail, exactly as long as the
+                    // text (`concat` sizes it; every heartbeat writes one, and
+                    // the trace keeps it as is).
                     let seconds = super::rpc::Seconds::of(ttl);
-                    let (status_text, seconds) = (status.as_str(), seconds.as_str());
-                    let mut detail = String::with_capacity(
-                        "status= ttl=s".len() + status_text.len() + seconds.len(),
-                    );
-                    detail.push_str("status=");
-                    detail.push_str(status_text);
-                    detail.push_str(" ttl=");
-                    detail.push_str(seconds);
-                    detail.push('s');
+                    let detail =
+                        ["status=", status.as_str(), " ttl=", seconds.as_str(), "s"].concat();
                     (Reply::Heartbeat { ttl }, detail)
                 }),
             Rpc::UpdateAlloc { updates } => self
@@ -567,17 +560,10 @@ impl Server {
     }
 }
 
+/// `ticks` as seconds with three decimals and an `s` (`"{}.{:03}s"` of the
+/// seconds and milliseconds).
 fn fmt_ticks(ticks: Tick) -> String {
-    let mut text = String::with_capacity(12);
-    push_ticks(&mut text, ticks);
-    text
-}
-
-/// Appends `ticks` as seconds with three decimals and an `s`
-/// (`"{}.{:03}s"` of the seconds and milliseconds).
-fn push_ticks(out: &mut String, ticks: Tick) {
-    super::rpc::push_seconds(out, ticks);
-    out.push('s');
+    [super::rpc::Seconds::of(ticks).as_str(), "s"].concat()
 }
 
 #[cfg(test)]

@@ -147,15 +147,8 @@ impl Reply {
     /// A short description for the trace.
     pub fn detail(&self) -> String {
         match self {
-            Reply::Heartbeat { ttl } => {
-                // Exactly as long as the text: the trace keeps it as is.
-                let seconds = Seconds::of(*ttl);
-                let seconds = seconds.as_str();
-                let mut detail = String::with_capacity("ttl=".len() + seconds.len());
-                detail.push_str("ttl=");
-                detail.push_str(seconds);
-                detail
-            }
+            // Exactly as long as the text (`concat` sizes it): the trace keeps it as is.
+            Reply::Heartbeat { ttl } => ["ttl=", Seconds::of(*ttl).as_str()].concat(),
             Reply::Ack => "ok".to_string(),
             Reply::Allocs { allocs } => format!("{} allocs", allocs.len()),
             Reply::Alloc { alloc } => match alloc {
@@ -170,12 +163,6 @@ impl Reply {
             Reply::Error { message, .. } => format!("error: {message}"),
         }
     }
-}
-
-/// Appends `ticks` as seconds with three decimals (`"{}.{:03}"` of the
-/// seconds and milliseconds): heartbeats write one in their trace details.
-pub(super) fn push_seconds(out: &mut String, ticks: u64) {
-    out.push_str(Seconds::of(ticks).as_str());
 }
 
 /// `ticks` as seconds with three decimals (`"{}.{:03}"` of the seconds and

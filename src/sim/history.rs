@@ -320,10 +320,7 @@ impl Session {
 /// them, their nodes are about half full, and every checkpoint copies
 /// that shape. It changes no entry, only the maps' layout.
 fn pack_copied_maps(sim: &mut Sim) {
-    use std::collections::BTreeMap;
-    fn pack<K: Ord, V>(map: &mut BTreeMap<K, V>) {
-        crate::cold_sort::pack_map(map);
-    }
+    use crate::cold_sort::pack_map as pack;
     pack(&mut sim.clients);
     pack(&mut sim.net.links);
     pack(&mut sim.net.pending);
