@@ -263,10 +263,11 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
             None => std::borrow::Cow::Borrowed(event.label.as_str()),
         };
         let chars = event.label.chars().count() + name.map_or(0, |name| name.chars().count() + 1);
+        // (A label that fits is not wrapped to count its lines.)
         let lines = if fits(chars, x1, x2, width) {
             1
         } else {
-            label_lines(&label(), x1, x2, width)
+            place_label(&label(), x1, x2, width).2.len()
         };
         let grow = LINE_HEIGHT * (lines - 1) as f64;
         let y = HEAD_HEIGHT + ROW_HEIGHT * (index as f64 + 0.7) + extra + grow / 2.0 - shift;
@@ -454,16 +455,6 @@ fn label_anchor(chars: usize, x1: f64, x2: f64, width: f64) -> (f64, &'static st
     (x, anchor, per_line)
 }
 
-/// How many lines [`place_label`] makes of a label (without building them
-/// when it fits on one).
-fn label_lines(label: &str, x1: f64, x2: f64, width: f64) -> usize {
-    if fits(label.chars().count(), x1, x2, width) {
-        1
-    } else {
-        place_label(label, x1, x2, width).2.len()
-    }
-}
-
 /// Whether a label of `chars` characters fits on one line wherever
 /// [`place_label`] puts it (a cheap test before wrapping).
 fn fits(chars: usize, x1: f64, x2: f64, width: f64) -> bool {
@@ -599,37 +590,37 @@ fn label_markup(out: &mut String, label: &str, x1: f64, x2: f64, y: f64, width: 
     } else {
         Some(wrap(label, per_line)).filter(|lines| lines.len() > 1)
     };
-    let Some(lines) = lines else {
-        out.push_str("<text x=\"");
-        coord(out, x);
-        out.push_str("\" y=\"");
-        coord(out, y);
-        out.push_str("\" text-anchor=\"");
-        out.push_str(anchor);
-        out.push_str("\">");
-        escape_into(out, label);
-        out.push_str("</text>");
-        return;
+    // A wrapped label's first line sits above `y` by half its other lines.
+    let first = match &lines {
+        Some(lines) => y - LINE_HEIGHT * (lines.len() - 1) as f64 / 2.0,
+        None => y,
     };
-    let first = y - LINE_HEIGHT * (lines.len() - 1) as f64 / 2.0;
-    out.push_str("<text x=\"");
-    coord(out, x);
-    out.push_str("\" y=\"");
-    coord(out, first);
+    coords(out, &[("<text x=\"", x), ("\" y=\"", first)]);
     out.push_str("\" text-anchor=\"");
     out.push_str(anchor);
     out.push_str("\">");
-    for (i, line) in lines.iter().enumerate() {
-        let dy = if i == 0 { 0.0 } else { LINE_HEIGHT };
-        out.push_str("<tspan x=\"");
-        coord(out, x);
-        out.push_str("\" dy=\"");
-        coord(out, dy);
-        out.push_str("\">");
-        escape_into(out, line);
-        out.push_str("</tspan>");
+    match lines {
+        None => escape_into(out, label),
+        Some(lines) => {
+            for (i, line) in lines.iter().enumerate() {
+                let dy = if i == 0 { 0.0 } else { LINE_HEIGHT };
+                coords(out, &[("<tspan x=\"", x), ("\" dy=\"", dy)]);
+                out.push_str("\">");
+                escape_into(out, line);
+                out.push_str("</tspan>");
+            }
+        }
     }
     out.push_str("</text>");
+}
+
+/// Writes each `(text, value)` of `parts` as the text, then the value as a
+/// [`coord`]: the markup of a run of coordinate attributes.
+fn coords(out: &mut String, parts: &[(&str, f64)]) {
+    for &(text, value) in parts {
+        out.push_str(text);
+        coord(out, value);
+    }
 }
 
 /// Writes a coordinate of the markup, to the hundredth of a pixel (`40`,
@@ -681,10 +672,7 @@ fn row_markup(
     escape_into(out, label);
     out.push_str(r#"">"#);
     if x1 == x2 {
-        out.push_str("<circle cx=\"");
-        coord(out, x1);
-        out.push_str("\" cy=\"");
-        coord(out, y);
+        coords(out, &[("<circle cx=\"", x1), ("\" cy=\"", y)]);
         out.push_str("\" r=\"4\"/>");
         label_markup(out, label, x1, x2, y + 4.0, width);
     } else {
@@ -695,20 +683,20 @@ fn row_markup(
         // its stroke (1.2 px, round joins) grows back to.
         let direction = if x2 > x1 { -1.0 } else { 1.0 };
         let (point, base) = (x2 + 0.5 * direction, x2 + 6.5 * direction);
-        for (text, value) in [
-            ("<path d=\"M", x1),
-            (" ", y),
-            ("H", x2),
-            ("M", point),
-            (" ", y),
-            ("L", base),
-            (" ", y - 3.5),
-            ("L", base),
-            (" ", y + 3.5),
-        ] {
-            out.push_str(text);
-            coord(out, value);
-        }
+        coords(
+            out,
+            &[
+                ("<path d=\"M", x1),
+                (" ", y),
+                ("H", x2),
+                ("M", point),
+                (" ", y),
+                ("L", base),
+                (" ", y - 3.5),
+                ("L", base),
+                (" ", y + 3.5),
+            ],
+        );
         out.push_str("Z\"/>");
         label_markup(out, label, x1, x2, y - 4.0, width);
     }
@@ -786,8 +774,8 @@ mod tests {
         let label = "✕ operator Deployment.Promote: 1 error occurred: * Task group \"web\" has 0/1 healthy allocations";
         let mut out = String::new();
         label_markup(&mut out, label, 375.0, 375.0, 40.0, 600.0);
+        assert!(!fits(label.chars().count(), 375.0, 375.0, 600.0));
         let lines = place_label(label, 375.0, 375.0, 600.0).2.len();
-        assert_eq!(label_lines(label, 375.0, 375.0, 600.0), lines);
         assert_eq!(out.matches("<tspan").count(), lines, "{out}");
         assert!(out.starts_with(r#"<text x="367" y="#), "{out}");
     }
