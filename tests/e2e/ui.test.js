@@ -127,6 +127,42 @@ test('the narration live region says what each step did', async () => {
   await context.close();
 });
 
+// The narration keeps one height whatever its length (a long one scrolls inside it), so a step
+// never moves the script list below it; a keyboard reaches it and scrolls a long one.
+test('the narration keeps its height across steps and scrolls by keyboard', async () => {
+  const { page, errors, context } = await openLesson('pr-15068-heartbeat-order');
+  const narration = page.getByTestId('narration');
+  const lines = page.getByTestId('script-lines');
+  const measure = () => narration.evaluate((e) => ({
+    height: e.getBoundingClientRect().height, overflows: e.scrollHeight > e.clientHeight,
+    // (The panels above the script editor may grow: the list's place is taken from the narration's.)
+    listBelow: document.querySelector('[data-testid="script-lines"]').getBoundingClientRect().top
+      - e.getBoundingClientRect().top,
+  }));
+  const start = await measure();
+  assert.ok(start.height > 0);
+  // Step 1 narrates more than four lines, step 2 less: the same box for both.
+  await stepTo(page, 1);
+  const long = await measure();
+  assert.ok(long.overflows, 'step 1 narrates more than the box shows');
+  assert.equal(long.height, start.height);
+  assert.equal(long.listBelow, start.listBelow, 'the script list stays where it was below it');
+  // Shift+Tab from the script list's first button lands on the narration; ↓ scrolls it.
+  await lines.locator('button').first().focus();
+  await page.keyboard.press('Shift+Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'narration');
+  await page.keyboard.press('ArrowDown');
+  await page.waitForFunction(() => document.querySelector('[data-testid="narration"]').scrollTop > 0);
+  await page.getByTestId('step').click();
+  await waitForStep(page, 2);
+  const short = await measure();
+  assert.ok(!short.overflows, 'step 2 narrates less than the box shows');
+  assert.equal(short.height, start.height);
+  assert.equal(short.listBelow, start.listBelow);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 // The call dock's sortable pattern: one tab stop per row, Space picks up, arrows move, Space drops.
 test('keyboard reordering of calls changes their order', async () => {
   const { page, errors, context } = await openLesson('pr-15068-heartbeat-order', { profile: '1.4.2' });
