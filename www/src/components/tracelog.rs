@@ -21,9 +21,15 @@ pub fn TraceLog(props: &TraceLogProps) -> Html {
         Callback::from(move |_: MouseEvent| full.set(!*full))
     };
     // The whole trace is formatted only on request: it grows with every
-    // step. The newest lines go in chunks of `CHUNK` lines, one text node
-    // each, keyed by their place in the whole trace: a step adds chunks at
-    // the end and drops them at the start, and the chunks in between stay.
+    // step. The newest lines go in chunks of `CHUNK` lines (cut at multiples
+    // of `CHUNK` in the whole trace), one text node each, keyed by their
+    // place in the window: a step changes the chunks' texts, and adds or
+    // drops a chunk only when their count changes. (Keyed by their place in
+    // the whole trace, a step dropped two chunk elements at the start and
+    // added two at the end, each styled anew and each a cause of the page's
+    // paint being layerized again in full: measured at 200 nodes, 2.3 → 0.3
+    // chunks added, 1 → 0.7 full layerizations and style ~2.0 → ~1.3 ms
+    // per step.)
     let text = if *full {
         html! { session.trace_text().trim_end().to_string() }
     } else {
@@ -37,7 +43,7 @@ pub fn TraceLog(props: &TraceLogProps) -> Html {
             if stop < end {
                 text.push('\n');
             }
-            chunks.push(html! { <TraceChunk key={start} {text} /> });
+            chunks.push(html! { <TraceChunk key={chunks.len()} {text} /> });
             start = stop;
         }
         chunks.into_iter().collect::<Html>()
@@ -71,7 +77,8 @@ struct TraceChunkProps {
 }
 
 /// A run of trace lines as one text node, in a block of its own: a step
-/// lays out the chunks it adds, not the whole trace.
+/// lays out the chunks in view (style.css skips the others), not the whole
+/// trace.
 #[component]
 fn TraceChunk(props: &TraceChunkProps) -> Html {
     html! { <span class="trace-chunk">{ props.text.clone() }</span> }
