@@ -1169,13 +1169,14 @@ mod tests {
     fn the_cached_view_past_the_windows_equals_a_view_built_from_scratch() {
         let mut playground =
             Playground::load(&big_scenario(40, 16, 40), None).expect("scenario loads");
-        let mut reused = 0;
+        let (mut reused, mut evals_reused) = (0, 0);
         for command in (0..30)
             .map(|_| Command::Step)
             .chain([Command::Back, Command::Back, Command::JumpTo(12)])
             .chain((0..6).map(|_| Command::Step))
         {
             let before = playground.view().nodes.clone();
+            let evals_before = playground.view().evals.clone();
             playground.apply(command.clone());
             let fresh = build_view(playground.session());
             assert_eq!(playground.view(), &fresh, "{command:?}");
@@ -1186,10 +1187,15 @@ mod tests {
                 .zip(&view.nodes)
                 .filter(|(a, b)| Arc::ptr_eq(a, b))
                 .count();
+            evals_reused += evals_before
+                .iter()
+                .filter(|a| view.evals.iter().any(|b| Arc::ptr_eq(a, b)))
+                .count();
         }
         let view = playground.view();
         assert!(view.trace_hidden > 0, "the trace window is full");
         assert!(view.sequence_hidden > 0, "the sequence window is full");
         assert!(reused > 0, "unchanged nodes keep their view");
+        assert!(evals_reused > 0, "unchanged evals keep their view");
     }
 }

@@ -1789,6 +1789,20 @@ mod tests {
     };
     use std::sync::Arc;
 
+    #[test]
+    fn numbers_and_seconds_are_written_as_format_writes_them() {
+        for n in [0, 7, 42, 999, 1000, 12_345, 9_999_999, u64::MAX] {
+            for width in [0, 4, 6] {
+                let mut out = String::from("x");
+                super::push_number(&mut out, n, width);
+                assert_eq!(out, format!("x{n:>width$}"));
+                let mut out = String::new();
+                super::push_seconds(&mut out, n, width);
+                assert_eq!(out, format!("{:>width$}.{:03}", n / 1000, n % 1000));
+            }
+        }
+    }
+
     fn reason(alloc: &str, name: &str, set: &str, why: &str) -> AllocReason {
         AllocReason {
             alloc: alloc.into(),
