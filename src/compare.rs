@@ -10,6 +10,7 @@ use crate::sim::history::{Session, SessionError};
 use crate::view::{AllocView, EvalView, PlaygroundView};
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 /// How an entry differs between run A and run B (Nomad's job-diff markers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -359,8 +360,8 @@ fn counter(counters: &[((&str, &str), u64)], name: (&str, &str)) -> Option<u64> 
 /// same (job, trigger, node) on each side. A's evals first, in A's order,
 /// then B's that have no partner, in B's order.
 fn eval_pairs<'v>(
-    a: &'v [EvalView],
-    b: &'v [EvalView],
+    a: &'v [Arc<EvalView>],
+    b: &'v [Arc<EvalView>],
 ) -> Vec<(Option<&'v EvalView>, Option<&'v EvalView>)> {
     fn what(eval: &EvalView) -> (&str, &str, Option<&str>) {
         (
@@ -369,7 +370,9 @@ fn eval_pairs<'v>(
             eval.node_id.as_deref(),
         )
     }
-    let items = both_sorted(a, b, |x, y| what(x).cmp(&what(y)));
+    let items = both_sorted(a.iter().map(|x| &**x), b.iter().map(|y| &**y), |x, y| {
+        what(x).cmp(&what(y))
+    });
     let mut partner_of_a: Vec<Option<&EvalView>> = vec![None; a.len()];
     let mut b_paired = vec![false; b.len()];
     for run in items.chunk_by(|x, y| what(x.2) == what(y.2)) {
@@ -383,9 +386,9 @@ fn eval_pairs<'v>(
         .iter()
         .zip(b_paired)
         .filter(|(_, paired)| !paired)
-        .map(|(eval, _)| (None, Some(eval)));
+        .map(|(eval, _)| (None, Some(&**eval)));
     a.iter()
-        .map(Some)
+        .map(|eval| Some(&**eval))
         .zip(partner_of_a)
         .chain(extra_b)
         .collect()
@@ -489,7 +492,7 @@ mod tests {
         PlaygroundView {
             profile: profile.to_string(),
             nodes: nodes.into_iter().map(std::sync::Arc::new).collect(),
-            evals,
+            evals: evals.into_iter().map(std::sync::Arc::new).collect(),
             ..PlaygroundView::default()
         }
     }

@@ -8,7 +8,7 @@ use crate::scenario::format::Action;
 use crate::server::{AllocIndex, EvalRecord, time_tick};
 use crate::sim::Sim;
 use crate::sim::history::{ScriptEdit, Session, SessionError, StepRecord};
-use crate::sim::trace::{TraceEntry, TraceEvent, short};
+use crate::sim::trace::{TraceEntry, TraceEvent, push_call, push_seconds, short};
 use crate::view::{
     AllocView, CallView, DecisionView, DeploymentGroupView, DeploymentView, EvalView, JobView,
     NodeView, PlaygroundView, SeqEventView,
@@ -288,7 +288,11 @@ impl Playground {
 }
 
 fn time_label(tick: u64) -> String {
-    format!("t={}.{:03}s", tick / 1000, tick % 1000)
+    let mut label = String::with_capacity(12);
+    label.push_str("t=");
+    push_seconds(&mut label, tick, 0);
+    label.push('s');
+    label
 }
 
 fn opt(id: &str) -> Option<String> {
@@ -321,8 +325,9 @@ pub struct ViewCache {
     /// changes the nodes the eval views name).
     allocs_moved: bool,
     /// Eval views by eval ID, with the stored record they were built from
-    /// (a processed or changed eval is a new record).
-    evals: BTreeMap<String, (Arc<EvalRecord>, EvalView)>,
+    /// (a processed or changed eval is a new record): an unchanged eval
+    /// keeps its view's `Arc`, which the UI's comparisons stop at.
+    evals: BTreeMap<String, (Arc<EvalRecord>, Arc<EvalView>)>,
     /// The trace lines of the last build, with the position of the first in
     /// the whole trace: a line depends only on its entry, and stepping or
     /// moving back leaves the entries before the cursor as they were.
@@ -449,6 +454,7 @@ pub fn build_view_cached(session: &Session, cache: &mut ViewCache) -> Playground
         lanes.get(node).copied().unwrap_or(node).to_string()
     };
     let (nodes, node_ttls) = node_views(sim, cache);
+    let mut line = String::new();
     let sequence = reuse_window(&mut cache.sequence, sequence_hidden, drawn, |index| {
         Arc::new(seq_event(tail[drawing[index - drawing_from]], &lane).unwrap_or_default())
     });
@@ -468,7 +474,10 @@ pub fn build_view_cached(session: &Session, cache: &mut ViewCache) -> Playground
         sequence_hidden,
         sequence,
         trace: reuse_window(&mut cache.trace, trace_from, total, |index| {
-            Arc::from(tail[index - tail_from].line())
+            // One buffer for all the new lines: each is then copied once, into its `Arc`.
+            line.clear();
+            tail[index - tail_from].write_line(&mut line);
+            Arc::from(line.as_str())
         }),
         trace_hidden: trace_from,
         violations,
@@ -736,14 +745,14 @@ fn node_views(sim: &Sim, cache: &mut ViewCache) -> (Vec<Arc<NodeView>>, Vec<Opti
     (nodes, ttls)
 }
 
-fn eval_views(sim: &Sim, records: &[StepRecord], cache: &mut ViewCache) -> Vec<EvalView> {
+fn eval_views(sim: &Sim, records: &[StepRecord], cache: &mut ViewCache) -> Vec<Arc<EvalView>> {
     let state = &sim.server.state;
     let mut fresh = BTreeMap::new();
     let mut views = Vec::with_capacity(state.eval_order.len());
     let mut missed = Vec::new();
     for record in state.eval_order.iter().filter_map(|id| state.evals.get(id)) {
-        match cache.evals.remove(&record.eval.id) {
-            Some((built_from, mut view)) if Arc::ptr_eq(&built_from, record) => {
+        match cache.evals.remove_entry(&record.eval.id) {
+            Some((id, (built_from, mut view))) if Arc::ptr_eq(&built_from, record) => {
                 // The decisions name the node of each alloc, which is gone
                 // once the alloc is garbage-collected (or back after a step back).
                 let node_of = |d: &DecisionView| state.allocs.get(&d.alloc_id).map(|a| &a.node_id);
@@ -751,12 +760,13 @@ fn eval_views(sim: &Sim, records: &[StepRecord], cache: &mut ViewCache) -> Vec<E
                     node_of(d).map_or(!d.node_id.is_empty(), |node| *node != d.node_id)
                 };
                 if cache.allocs_moved && view.decisions.iter().any(stale) {
-                    for decision in Arc::make_mut(&mut view.decisions) {
+                    // A new view (the last one may still be shown).
+                    for decision in Arc::make_mut(&mut Arc::make_mut(&mut view).decisions) {
                         decision.node_id = node_of(decision).cloned().unwrap_or_default();
                     }
                 }
-                fresh.insert(record.eval.id.clone(), (Arc::clone(record), view.clone()));
-                views.push(Some(view));
+                views.push(Some(Arc::clone(&view)));
+                fresh.insert(id, (built_from, view));
             }
             _ => {
                 missed.push((views.len(), record));
@@ -772,7 +782,11 @@ fn eval_views(sim: &Sim, records: &[StepRecord], cache: &mut ViewCache) -> Vec<E
             .collect();
         let built = build_eval_views(sim, &entries, missed.iter().map(|(_, record)| *record));
         for ((position, record), view) in missed.iter().zip(built) {
-            fresh.insert(record.eval.id.clone(), (Arc::clone(record), view.clone()));
+            let view = Arc::new(view);
+            fresh.insert(
+                record.eval.id.clone(),
+                (Arc::clone(record), Arc::clone(&view)),
+            );
             views[*position] = Some(view);
         }
     }
@@ -959,89 +973,82 @@ fn draws_seq_event(event: &TraceEvent) -> bool {
 /// The sequence-diagram event of one trace entry, if it draws one; `lane`
 /// maps a node reference to its lane.
 fn seq_event(entry: &TraceEntry, lane: &dyn Fn(&str) -> String) -> Option<SeqEventView> {
-    let (from, to, label, kind) = match &entry.event {
+    let leader = || "leader".to_string();
+    // The label is written piece by piece (a step draws tens of events).
+    let mut label = String::new();
+    let (from, to, kind) = match &entry.event {
         TraceEvent::CallSent {
             node, call, rpc, ..
-        } => (
-            lane(node),
-            "leader".to_string(),
-            format!("#{call} {rpc}"),
-            "call",
-        ),
+        } => {
+            push_call(&mut label, *call, rpc);
+            (lane(node), leader(), "call")
+        }
         TraceEvent::CallHandled {
             node,
             call,
             rpc,
             accepted,
             detail,
-        } => (
-            "leader".to_string(),
-            lane(node),
-            format!(
-                "{} #{call} {rpc}{}",
-                if *accepted { "✓" } else { "✕" },
-                if *accepted {
-                    String::new()
-                } else {
-                    format!(": {detail}")
-                }
-            ),
-            if *accepted { "reply-ok" } else { "reply-err" },
-        ),
+        } => {
+            label.push_str(if *accepted { "✓ " } else { "✕ " });
+            push_call(&mut label, *call, rpc);
+            if !*accepted {
+                label.extend([": ", detail]);
+            }
+            let kind = if *accepted { "reply-ok" } else { "reply-err" };
+            (leader(), lane(node), kind)
+        }
         TraceEvent::CallFailed {
             node, call, rpc, ..
-        } => (
-            lane(node),
-            lane(node),
-            format!("✕ #{call} {rpc} failed"),
-            "note",
-        ),
-        TraceEvent::NodeStatus(change) => (
-            "leader".to_string(),
-            "leader".to_string(),
-            format!("{} {} → {}", lane(&change.node), change.from, change.to),
-            "status",
-        ),
-        TraceEvent::HeartbeatMissed(missed) => (
-            "leader".to_string(),
-            "leader".to_string(),
-            format!("TTL expired: {}", lane(&missed.node)),
-            "status",
-        ),
-        TraceEvent::EvalCreated(created) => (
-            "leader".to_string(),
-            "broker".to_string(),
-            format!("◆ {} {}", short(&created.eval), created.trigger),
-            "eval",
-        ),
-        TraceEvent::EvalProcessed(processed) => (
-            "broker".to_string(),
-            "broker".to_string(),
-            format!(
-                "reconcile {} {} → {}",
+        } => {
+            label.push_str("✕ ");
+            push_call(&mut label, *call, rpc);
+            label.push_str(" failed");
+            (lane(node), lane(node), "note")
+        }
+        TraceEvent::NodeStatus(change) => {
+            label.extend([&*lane(&change.node), " ", &change.from, " → ", &change.to]);
+            (leader(), leader(), "status")
+        }
+        TraceEvent::HeartbeatMissed(missed) => {
+            label.extend(["TTL expired: ", &*lane(&missed.node)]);
+            (leader(), leader(), "status")
+        }
+        TraceEvent::EvalCreated(created) => {
+            label.extend(["◆ ", short(&created.eval), " ", &created.trigger]);
+            (leader(), "broker".to_string(), "eval")
+        }
+        TraceEvent::EvalProcessed(processed) => {
+            label.extend([
+                "reconcile ",
                 short(&processed.eval),
-                processed.trigger,
-                processed.status
-            ),
-            "eval",
-        ),
+                " ",
+                &processed.trigger,
+                " → ",
+                &processed.status,
+            ]);
+            ("broker".to_string(), "broker".to_string(), "eval")
+        }
         TraceEvent::Link { node, detail } => {
-            (lane(node), lane(node), format!("link {detail}"), "note")
+            label.extend(["link ", detail]);
+            (lane(node), lane(node), "note")
         }
         TraceEvent::Operator {
             rpc,
             accepted,
             detail,
-        } => (
-            "leader".to_string(),
-            "leader".to_string(),
+        } => {
             if *accepted {
-                format!("✓ operator {rpc}")
+                label.extend(["✓ operator ", rpc]);
             } else {
-                format!("✕ operator {rpc}: {detail}")
-            },
-            if *accepted { "status" } else { "note" },
-        ),
+                label.extend(["✕ operator ", rpc, ": ", detail]);
+            }
+            (
+                leader(),
+                leader(),
+                if *accepted { "status" } else { "note" },
+            )
+        }
         _ => return None,
     };
     Some(SeqEventView {
@@ -1162,13 +1169,14 @@ mod tests {
     fn the_cached_view_past_the_windows_equals_a_view_built_from_scratch() {
         let mut playground =
             Playground::load(&big_scenario(40, 16, 40), None).expect("scenario loads");
-        let mut reused = 0;
+        let (mut reused, mut evals_reused) = (0, 0);
         for command in (0..30)
             .map(|_| Command::Step)
             .chain([Command::Back, Command::Back, Command::JumpTo(12)])
             .chain((0..6).map(|_| Command::Step))
         {
             let before = playground.view().nodes.clone();
+            let evals_before = playground.view().evals.clone();
             playground.apply(command.clone());
             let fresh = build_view(playground.session());
             assert_eq!(playground.view(), &fresh, "{command:?}");
@@ -1179,10 +1187,15 @@ mod tests {
                 .zip(&view.nodes)
                 .filter(|(a, b)| Arc::ptr_eq(a, b))
                 .count();
+            evals_reused += evals_before
+                .iter()
+                .filter(|a| view.evals.iter().any(|b| Arc::ptr_eq(a, b)))
+                .count();
         }
         let view = playground.view();
         assert!(view.trace_hidden > 0, "the trace window is full");
         assert!(view.sequence_hidden > 0, "the sequence window is full");
         assert!(reused > 0, "unchanged nodes keep their view");
+        assert!(evals_reused > 0, "unchanged evals keep their view");
     }
 }

@@ -275,8 +275,9 @@ pub struct PlaygroundView {
     pub node_ttls: Vec<Option<u64>>,
     /// Jobs, in ID order.
     pub jobs: Vec<JobView>,
-    /// Evaluations, oldest first.
-    pub evals: Vec<EvalView>,
+    /// Evaluations, oldest first. Shared: an eval the step did not change
+    /// keeps the same `Arc`, so the UI's comparisons stop at the pointer.
+    pub evals: Vec<Arc<EvalView>>,
     /// Calls per client, in send order.
     pub calls: Vec<CallView>,
     /// The newest events of the sequence diagram up to the current step.

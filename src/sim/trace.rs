@@ -9,7 +9,7 @@ use crate::model::eval::DesiredUpdates;
 use crate::server::rpc::Rpc;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 /// One thing that happened, at a tick, seen from an actor.
@@ -1440,119 +1440,162 @@ pub fn short(id: &str) -> &str {
     &id[..end]
 }
 
-/// A tick as seconds with three decimals (`12.500`), written without a
-/// `String` of its own (a trace line writes a few).
-fn fmt_tick(tick: Tick) -> impl fmt::Display {
-    struct Seconds(Tick);
-    impl fmt::Display for Seconds {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(f, "{}.{:03}", self.0 / 1000, self.0 % 1000)
+/// Appends `n` right-aligned in `width` columns (wider when it has more
+/// digits), as `{n:>width$}` does, without the formatting machinery (a
+/// trace line writes a few numbers).
+pub(crate) fn push_number(out: &mut String, mut n: u64, width: usize) {
+    let mut digits = [b' '; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
         }
     }
-    Seconds(tick)
+    let start = start.min(digits.len().saturating_sub(width));
+    // ASCII digits and spaces only.
+    out.push_str(std::str::from_utf8(&digits[start..]).unwrap_or_default());
+}
+
+/// Appends a call as the trace and the sequence diagram name it: `#3 Node.UpdateStatus`.
+pub(crate) fn push_call(out: &mut String, call: CallId, rpc: &str) {
+    out.push('#');
+    push_number(out, call.into(), 0);
+    out.push(' ');
+    out.push_str(rpc);
+}
+
+/// Appends a tick as seconds with three decimals (`12.500`), the seconds
+/// right-aligned in `width` columns.
+pub(crate) fn push_seconds(out: &mut String, tick: Tick, width: usize) {
+    push_number(out, tick / 1000, width);
+    let millis = tick % 1000;
+    out.push('.');
+    for digit in [millis / 100, millis / 10 % 10, millis % 10] {
+        out.push(char::from(b'0' + digit as u8));
+    }
 }
 
 impl TraceEntry {
     /// The entry as one fixed-column line: tick, actor, kind, detail.
     pub fn line(&self) -> String {
-        let (actor, kind, detail) = self.event.columns();
-        let mut line = String::with_capacity(52 + actor.len() + detail.len());
-        // The tick's column is 10 wide and its last 4 are `.mmm`: its seconds are 6 wide.
-        let _ = write!(
-            line,
-            "{:>4} {:>6}.{:03} {:<14} {:<18} {}",
-            self.step,
-            self.tick / 1000,
-            self.tick % 1000,
-            actor,
-            kind,
-            detail
-        );
-        line.truncate(line.trim_end().len());
+        let mut line = String::new();
+        self.write_line(&mut line);
         line
     }
+
+    /// Appends [`TraceEntry::line`] to `out` (no newline): a caller that
+    /// writes many lines reuses one buffer.
+    pub fn write_line(&self, out: &mut String) {
+        let start = out.len();
+        push_number(out, self.step as u64, 4);
+        out.push(' ');
+        // The tick's column is 10 wide and its last 4 are `.mmm`: its seconds are 6 wide.
+        push_seconds(out, self.tick, 6);
+        out.push(' ');
+        let columns = out.len();
+        // The detail first, straight into the line: it tells the actor and
+        // kind, whose padded columns then go in before it.
+        let (actor, kind) = self.event.write_detail(out);
+        for (text, width) in [(kind, 18_usize), (actor, 14)] {
+            let pad = width.saturating_sub(text.chars().count());
+            out.insert_str(columns, &SPACES[..=pad]);
+            out.insert_str(columns, text);
+        }
+        out.truncate(start + out[start..].trim_end().len());
+    }
 }
+
+/// Spaces to pad the actor's and the kind's columns with (and one more).
+const SPACES: &str = "                   ";
 
 impl TraceEvent {
     /// (actor, kind, detail) columns of the text form.
     pub fn columns(&self) -> (String, &'static str, String) {
+        let mut detail = String::new();
+        let (actor, kind) = self.write_detail(&mut detail);
+        (actor.to_string(), kind, detail)
+    }
+
+    /// Appends the detail column of the text form to `out`, and returns
+    /// the actor and kind columns.
+    fn write_detail(&self, out: &mut String) -> (&str, &'static str) {
         match self {
-            TraceEvent::Action { text } => ("user".into(), "action", text.to_string()),
+            TraceEvent::Action { text } => {
+                out.push_str(text);
+                ("user", "action")
+            }
             TraceEvent::CallSent {
                 node,
                 call,
                 rpc,
                 detail,
                 held,
-            } => (
-                node.to_string(),
-                "call-sent",
-                format!(
-                    "#{call} {rpc}{}{}",
-                    spaced(detail),
-                    if *held { " [held]" } else { "" }
-                ),
-            ),
+            } => {
+                push_call(out, *call, rpc);
+                push_after(out, " ", detail);
+                if *held {
+                    out.push_str(" [held]");
+                }
+                (node, "call-sent")
+            }
             TraceEvent::CallFailed {
                 node,
                 call,
                 rpc,
                 reason,
-            } => (
-                node.to_string(),
-                "call-failed",
-                format!("#{call} {rpc}: {reason}"),
-            ),
-            TraceEvent::CallControl { node, call, what } => (
-                "net".into(),
-                "call-control",
-                format!("{node} #{call} {what}"),
-            ),
+            } => {
+                push_call(out, *call, rpc);
+                out.extend([": ", reason]);
+                (node, "call-failed")
+            }
+            TraceEvent::CallControl { node, call, what } => {
+                let _ = write!(out, "{node} #{call} {what}");
+                ("net", "call-control")
+            }
             TraceEvent::CallHandled {
                 node,
                 call,
                 rpc,
                 accepted,
                 detail,
-            } => (
-                "server".into(),
-                call_outcome(*accepted),
-                format!("#{call} {rpc} from {node}{}", colon(detail)),
-            ),
+            } => {
+                push_call(out, *call, rpc);
+                out.extend([" from ", node]);
+                push_after(out, ": ", detail);
+                ("server", call_outcome(*accepted))
+            }
             TraceEvent::Reply {
                 node,
                 call,
                 rpc,
                 detail,
-            } => (
-                node.to_string(),
-                "reply",
-                format!("#{call} {rpc}{}", colon(detail)),
-            ),
+            } => {
+                push_call(out, *call, rpc);
+                push_after(out, ": ", detail);
+                (node, "reply")
+            }
             TraceEvent::HeartbeatReset {
                 node,
                 ttl,
                 deadline,
-            } => (
-                "server".into(),
-                "ttl-reset",
-                format!(
-                    "{node} ttl={} expires@{}",
-                    fmt_tick(*ttl),
-                    fmt_tick(*deadline)
-                ),
-            ),
+            } => {
+                out.extend([&**node, " ttl="]);
+                push_seconds(out, *ttl, 0);
+                out.push_str(" expires@");
+                push_seconds(out, *deadline, 0);
+                ("server", "ttl-reset")
+            }
             TraceEvent::HeartbeatMissed(missed) => {
                 let HeartbeatMissed {
                     node,
                     requested,
                     reason,
                 } = &**missed;
-                (
-                    "server".into(),
-                    "heartbeat-missed",
-                    format!("{node} -> {requested} ({reason})"),
-                )
+                let _ = write!(out, "{node} -> {requested} ({reason})");
+                ("server", "heartbeat-missed")
             }
             TraceEvent::NodeStatus(change) => {
                 let NodeStatusChange {
@@ -1561,20 +1604,24 @@ impl TraceEvent {
                     to,
                     reason,
                 } = &**change;
-                (
-                    "server".into(),
-                    "node-status",
-                    format!("{node} {from} -> {to}{}", paren(reason)),
-                )
+                let _ = write!(out, "{node} {from} -> {to}");
+                if !reason.is_empty() {
+                    let _ = write!(out, " ({reason})");
+                }
+                ("server", "node-status")
             }
             TraceEvent::NodeFlags { node, detail } => {
-                ("server".into(), "node-flags", format!("{node} {detail}"))
+                let _ = write!(out, "{node} {detail}");
+                ("server", "node-flags")
             }
             TraceEvent::Job {
                 job,
                 version,
                 detail,
-            } => ("server".into(), "job", format!("{job} v{version} {detail}")),
+            } => {
+                let _ = write!(out, "{job} v{version} {detail}");
+                ("server", "job")
+            }
             TraceEvent::EvalCreated(created) => {
                 let EvalCreated {
                     eval,
@@ -1584,27 +1631,28 @@ impl TraceEvent {
                     wait_until,
                     status,
                 } = &**created;
-                let mut text = format!("{} {trigger} job={job}", short(eval));
-                if !node.is_empty() {
-                    let _ = write!(text, " node={node}");
-                }
+                let _ = write!(out, "{} {trigger} job={job}", short(eval));
+                push_after(out, " node=", node);
                 if let Some(wait) = wait_until {
-                    let _ = write!(text, " wait_until={}", fmt_tick(*wait));
+                    out.push_str(" wait_until=");
+                    push_seconds(out, *wait, 0);
                 }
                 if &**status != "pending" {
-                    let _ = write!(text, " [{status}]");
+                    let _ = write!(out, " [{status}]");
                 }
-                ("broker".into(), "eval-created", text)
+                ("broker", "eval-created")
             }
             TraceEvent::EvalState {
                 eval,
                 state,
                 reason,
-            } => (
-                "broker".into(),
-                "eval-state",
-                format!("{} {state}{}", short(eval), paren(reason)),
-            ),
+            } => {
+                let _ = write!(out, "{} {state}", short(eval));
+                if !reason.is_empty() {
+                    let _ = write!(out, " ({reason})");
+                }
+                ("broker", "eval-state")
+            }
             TraceEvent::EvalProcessed(processed) => {
                 let EvalProcessed {
                     eval,
@@ -1615,13 +1663,13 @@ impl TraceEvent {
                     plan,
                     status,
                 } = &**processed;
-                let mut text = format!("{} {trigger} job={job} -> {status}", short(eval));
+                let _ = write!(out, "{} {trigger} job={job} -> {status}", short(eval));
                 for (group, updates) in desired_tg_updates {
-                    let _ = write!(text, " {group}{{{}}}", fmt_updates(updates));
+                    let _ = write!(out, " {group}{{{}}}", fmt_updates(updates));
                 }
                 for reason in reasons {
                     let _ = write!(
-                        text,
+                        out,
                         " | {}({}) {}",
                         reason.name,
                         short(reason.alloc),
@@ -1629,43 +1677,50 @@ impl TraceEvent {
                     );
                 }
                 for item in plan.iter() {
-                    let _ = write!(text, " | plan: {item}");
+                    let _ = write!(out, " | plan: {item}");
                 }
-                ("sched".into(), "eval-processed", text)
+                ("sched", "eval-processed")
             }
-            TraceEvent::PlanRejected { node, reason } => (
-                "server".into(),
-                "plan-rejected",
-                format!("{node}: {reason}"),
-            ),
-            TraceEvent::AllocChanged(change) => (
-                "server".into(),
-                "alloc",
-                format!(
+            TraceEvent::PlanRejected { node, reason } => {
+                let _ = write!(out, "{node}: {reason}");
+                ("server", "plan-rejected")
+            }
+            TraceEvent::AllocChanged(change) => {
+                let _ = write!(
+                    out,
                     "{} {} on {}: {}",
                     change.name(),
                     short(change.alloc()),
                     change.node,
                     change.detail
-                ),
-            ),
-            TraceEvent::Client { node, detail } => (node.to_string(), "client", detail.to_string()),
-            TraceEvent::Link { node, detail } => ("net".into(), "link", format!("{node} {detail}")),
-            TraceEvent::Assertion { ok, detail } => (
-                "check".into(),
-                if *ok { "assert-ok" } else { "assert-FAILED" },
-                detail.to_string(),
-            ),
-            TraceEvent::Violation { detail } => ("check".into(), "INVARIANT", detail.to_string()),
+                );
+                ("server", "alloc")
+            }
+            TraceEvent::Client { node, detail } => {
+                out.push_str(detail);
+                (node, "client")
+            }
+            TraceEvent::Link { node, detail } => {
+                let _ = write!(out, "{node} {detail}");
+                ("net", "link")
+            }
+            TraceEvent::Assertion { ok, detail } => {
+                out.push_str(detail);
+                ("check", if *ok { "assert-ok" } else { "assert-FAILED" })
+            }
+            TraceEvent::Violation { detail } => {
+                out.push_str(detail);
+                ("check", "INVARIANT")
+            }
             TraceEvent::Operator {
                 rpc,
                 accepted,
                 detail,
-            } => (
-                "server".into(),
-                call_outcome(*accepted),
-                format!("{rpc} from operator{}", colon(detail)),
-            ),
+            } => {
+                let _ = write!(out, "{rpc} from operator");
+                push_after(out, ": ", detail);
+                ("server", call_outcome(*accepted))
+            }
         }
     }
 }
@@ -1703,27 +1758,11 @@ pub fn fmt_updates(updates: &DesiredUpdates) -> String {
     parts.join(" ")
 }
 
-fn spaced(text: &str) -> String {
-    if text.is_empty() {
-        String::new()
-    } else {
-        format!(" {text}")
-    }
-}
-
-fn colon(text: &str) -> String {
-    if text.is_empty() {
-        String::new()
-    } else {
-        format!(": {text}")
-    }
-}
-
-fn paren(text: &str) -> String {
-    if text.is_empty() {
-        String::new()
-    } else {
-        format!(" ({text})")
+/// Appends `text` after `before`, unless `text` is empty.
+fn push_after(out: &mut String, before: &str, text: &str) {
+    if !text.is_empty() {
+        out.push_str(before);
+        out.push_str(text);
     }
 }
 
@@ -1735,7 +1774,7 @@ fn paren(text: &str) -> String {
 pub fn trace_text(entries: &[TraceEntry]) -> String {
     let mut text = String::new();
     for entry in entries {
-        text.push_str(&entry.line());
+        entry.write_line(&mut text);
         text.push('\n');
     }
     text
@@ -1749,6 +1788,20 @@ mod tests {
         TraceEvent,
     };
     use std::sync::Arc;
+
+    #[test]
+    fn numbers_and_seconds_are_written_as_format_writes_them() {
+        for n in [0, 7, 42, 999, 1000, 12_345, 9_999_999, u64::MAX] {
+            for width in [0, 4, 6] {
+                let mut out = String::from("x");
+                super::push_number(&mut out, n, width);
+                assert_eq!(out, format!("x{n:>width$}"));
+                let mut out = String::new();
+                super::push_seconds(&mut out, n, width);
+                assert_eq!(out, format!("{:>width$}.{:03}", n / 1000, n % 1000));
+            }
+        }
+    }
 
     fn reason(alloc: &str, name: &str, set: &str, why: &str) -> AllocReason {
         AllocReason {

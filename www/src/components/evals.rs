@@ -12,7 +12,7 @@ pub struct EvalQueueProps {
     pub state: UseReducerHandle<AppState>,
     /// The evaluations and the selection (the queue renders only from them).
     pub deps: (
-        Vec<nomad_playground::view::EvalView>,
+        Vec<std::sync::Arc<nomad_playground::view::EvalView>>,
         crate::state::Selection,
     ),
 }
@@ -39,7 +39,7 @@ pub fn EvalQueue(props: &EvalQueueProps) -> Html {
         <section class="panel eval-queue" data-testid="eval-queue" aria-label="Evaluations">
             <h2 class="panel-title">{ "Evaluations" }</h2>
             { for groups.iter().map(|(title, statuses)| {
-                let rows: Vec<&EvalView> = evals.iter().filter(|e| statuses.contains(&e.status.as_str())).collect();
+                let rows: Vec<&EvalView> = evals.iter().map(|e| &**e).filter(|e| statuses.contains(&e.status.as_str())).collect();
                 html! {
                     <div class="eval-group">
                         <h3>{ format!("{title} ({})", rows.len()) }</h3>

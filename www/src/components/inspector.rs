@@ -118,7 +118,11 @@ fn eval_detail(eval: &EvalView, state: &UseReducerHandle<AppState>) -> Html {
     }
 }
 
-fn alloc_detail(alloc: &AllocView, evals: &[EvalView], state: &UseReducerHandle<AppState>) -> Html {
+fn alloc_detail(
+    alloc: &AllocView,
+    evals: &[std::sync::Arc<EvalView>],
+    state: &UseReducerHandle<AppState>,
+) -> Html {
     let link = |id: &Option<String>| match id {
         Some(id) => {
             let state = state.clone();
