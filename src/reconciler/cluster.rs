@@ -959,16 +959,9 @@ impl Reconciler<'_, '_> {
         // allocs, so only they are looked at (`all` holds the table's
         // allocs, no copies of its own).
         let mut all = all;
-        let dropped = PosSet::from_positions(
-            t.server_terminal()
-                .iter()
-                .copied()
-                .filter(|p| {
-                    all.contains(*p) && !filters::kept_unless_server_terminal(t.alloc(*p))
-                })
-                .collect(),
-        );
-        all.remove_all(&dropped);
+        let dropped = all.remove_where(t.server_terminal(), |p| {
+            !filters::kept_unless_server_terminal(t.alloc(p))
+        });
         for p in dropped.positions() {
             self.classify(
                 p,

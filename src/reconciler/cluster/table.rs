@@ -791,6 +791,42 @@ impl PosSet {
         }
         out
     }
+    /// For a set without copies of its own: removes those of the
+    /// `candidates` (ascending positions) that it holds and `drop` accepts,
+    /// and returns them (each candidate is found by a galloping search, and
+    /// the stretches between the removed ones are copied whole).
+    pub fn remove_where(
+        &mut self,
+        candidates: &[u32],
+        mut drop: impl FnMut(u32) -> bool,
+    ) -> PosSet {
+        debug_assert!(self.own.is_empty(), "remove_where on a set with copies");
+        let mut gone = Vec::new();
+        let mut kept = Vec::new();
+        // `copied`: how much of `pos` is decided; `at`: where the last
+        // search ended.
+        let (mut copied, mut at) = (0, 0);
+        for &c in candidates {
+            at = gallop(&self.pos, at, |x| x < c);
+            if self.pos.get(at) != Some(&c) || !drop(c) {
+                continue;
+            }
+            if gone.is_empty() {
+                kept.reserve(self.pos.len() - 1);
+            }
+            kept.extend_from_slice(&self.pos[copied..at]);
+            gone.push(c);
+            copied = at + 1;
+        }
+        if !gone.is_empty() {
+            kept.extend_from_slice(&self.pos[copied..]);
+            self.pos = kept;
+        }
+        PosSet {
+            pos: gone,
+            own: Vec::new(),
+        }
+    }
     /// The allocs of this set whose IDs are in `keys` (`fromKeys`).
     pub fn with_ids(&self, t: &Table<'_>, keys: &[String]) -> PosSet {
         if keys.is_empty() {
@@ -972,6 +1008,47 @@ mod tests {
                 set.remove_all(&PosSet::from_positions(b.clone()));
                 let rest: Vec<u32> = a.iter().copied().filter(|x| !b.contains(x)).collect();
                 assert_eq!(set.positions().collect::<Vec<_>>(), rest, "{a:?} - {b:?}");
+            }
+        }
+    }
+
+    /// `remove_where` removes exactly the candidates the set holds and
+    /// `drop` accepts, and returns them.
+    #[test]
+    fn remove_where_removes_accepted_candidates() {
+        let lists: Vec<Vec<u32>> = vec![
+            vec![],
+            vec![5],
+            vec![0, 3, 7],
+            (0..100).map(|x| x * 2).collect(),
+            (0..50).map(|x| x * 3 + 1).collect(),
+            vec![1, 2, 3, 198, 199, 250],
+        ];
+        for a in &lists {
+            for b in &lists {
+                let drop = |p: u32| p % 3 != 2;
+                let mut set = PosSet::from_positions(a.clone());
+                let gone = set.remove_where(b, drop);
+                let want_gone: Vec<u32> = a
+                    .iter()
+                    .copied()
+                    .filter(|p| b.contains(p) && drop(*p))
+                    .collect();
+                let want_kept: Vec<u32> = a
+                    .iter()
+                    .copied()
+                    .filter(|p| !want_gone.contains(p))
+                    .collect();
+                assert_eq!(
+                    gone.positions().collect::<Vec<_>>(),
+                    want_gone,
+                    "{a:?} {b:?}"
+                );
+                assert_eq!(
+                    set.positions().collect::<Vec<_>>(),
+                    want_kept,
+                    "{a:?} {b:?}"
+                );
             }
         }
     }
