@@ -44,7 +44,7 @@ use crate::model::{
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use table::{PosSet, Table, union_positions};
+use table::{PosSet, Table, union_list};
 
 /// Stop descriptions (Nomad's `scheduler/structs` constants).
 pub mod status {
@@ -955,15 +955,13 @@ impl Reconciler<'_, '_> {
         // replaces, where known (else it is looked up by ID).
         let mut place_pos: Vec<Option<u32>> = Vec::new();
 
-        // `filterServerTerminalAllocs` (nothing to drop when no alloc is
-        // server-terminal).
-        let (mut all, dropped) = if t.any_server_terminal() {
-            all.into_partition_pos(|p| {
-                !t.facts(p).server_terminal || filters::kept_unless_server_terminal(t.alloc(p))
-            })
-        } else {
-            (all, PosSet::new())
-        };
+        // `filterServerTerminalAllocs`: the table lists its server-terminal
+        // allocs, so only they are looked at (`all` holds the table's
+        // allocs, no copies of its own).
+        let mut all = all;
+        let dropped = all.remove_where(t.server_terminal(), |p| {
+            !filters::kept_unless_server_terminal(t.alloc(p))
+        });
         for p in dropped.positions() {
             self.classify(
                 p,
@@ -1057,8 +1055,12 @@ impl Reconciler<'_, '_> {
             reconnecting: PosSet::new(),
         };
         if !untainted_plain {
+            // The common allocs were decided (keep) as they were classified.
             for p in sets.untainted.positions() {
-                self.explain.decide(t.slot(p), Decision::Keep);
+                let f = t.facts(p);
+                if !(f.cat == AllocCategory::Untainted && f.plainly_running) {
+                    self.explain.decide(t.slot(p), Decision::Keep);
+                }
             }
         }
         for p in sets.migrate.positions() {
@@ -1144,16 +1146,12 @@ impl Reconciler<'_, '_> {
 
         // The name index of the union of these sets (an alloc counts once),
         // made when first asked.
-        let mut seed = Vec::with_capacity(sets.untainted.len());
-        union_positions(
-            &[
-                &sets.untainted,
-                &sets.migrate,
-                &sets.reschedule_now,
-                &sets.lost,
-            ],
-            |p| seed.push(p),
-        );
+        let seed = union_list(&[
+            &sets.untainted,
+            &sets.migrate,
+            &sets.reschedule_now,
+            &sets.lost,
+        ]);
         let mut name_index = LazyNameIndex {
             job: &input.job_id,
             group,

@@ -133,7 +133,9 @@ pub struct TaintedIndex {
     /// The node IDs in order, one after the other.
     ids: String,
     /// Per slot: 1 + a node's position in `nodes`, or 0 when empty; at most
-    /// half the slots are used, and their number is a power of two.
+    /// a quarter of the slots are used (most lookups are of nodes that are
+    /// not tainted, and miss at the first empty slot), and their number is
+    /// a power of two.
     slots: Vec<u32>,
     /// Right shift that turns a 64-bit hash into a slot number.
     shift: u32,
@@ -151,7 +153,7 @@ impl TaintedIndex {
         let prefixes: Vec<u128> = nodes.keys().map(|id| id_prefix(id)).collect();
         let (mut slots, mut shift) = (Vec::new(), 64);
         if !prefixes.is_empty() {
-            let n = (prefixes.len() * 2).next_power_of_two().max(8);
+            let n = (prefixes.len() * 4).next_power_of_two().max(8);
             shift = 64 - n.trailing_zeros();
             slots = vec![0u32; n];
             for (i, p) in prefixes.iter().enumerate() {

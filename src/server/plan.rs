@@ -135,14 +135,22 @@ impl Plan {
 
     /// The nodes the plan names, in order, each once.
     fn nodes(&self) -> Vec<&String> {
-        let mut nodes: Vec<&String> = self
-            .node_update
-            .keys()
-            .chain(self.node_allocation.keys())
-            .chain(self.node_preemptions.keys())
-            .collect();
-        nodes.sort_unstable();
-        nodes.dedup();
+        let mut nodes: Vec<&String> = self.node_update.keys().collect();
+        // Each map's keys are in order and distinct: only the keys of two
+        // non-empty maps need sorting.
+        let mut merged = false;
+        if !self.node_allocation.is_empty() {
+            merged |= !nodes.is_empty();
+            nodes.extend(self.node_allocation.keys());
+        }
+        if !self.node_preemptions.is_empty() {
+            merged |= !nodes.is_empty();
+            nodes.extend(self.node_preemptions.keys());
+        }
+        if merged {
+            nodes.sort_unstable();
+            nodes.dedup();
+        }
         nodes
     }
 

@@ -1666,12 +1666,13 @@ fn changed_job_update(
     group: &crate::model::TaskGroup,
 ) -> UpdateType {
     let record = jobs.get(&job.id);
-    let old = record
-        .and_then(|r| r.specs.get(&alloc.job_version()))
-        .and_then(|spec| spec.groups.iter().find(|g| g.name == group.name));
-    let new = record
-        .and_then(|r| r.specs.get(&job.version))
-        .and_then(|spec| spec.groups.iter().find(|g| g.name == group.name));
+    // The group's spec in one stored version of the job.
+    let group_spec = |version: u64| {
+        record
+            .and_then(|r| r.specs.get(&version))
+            .and_then(|spec| spec.groups.iter().find(|g| g.name == group.name))
+    };
+    let (old, new) = (group_spec(alloc.job_version()), group_spec(job.version));
     let destructive = match (old, new) {
         (Some(old), Some(new)) => super::jobs::tasks_differ(old, new),
         _ => alloc.job_task_group().map(|tg| &tg.tasks) != Some(&group.tasks),

@@ -63,8 +63,8 @@ pub(super) struct Table<'a> {
     group_names: Vec<&'a str>,
     /// Whether some ID is held by more than one row.
     has_duplicates: bool,
-    /// Whether some alloc is server-terminal.
-    any_server_terminal: bool,
+    /// The rows of the server-terminal allocs, ascending.
+    server_terminal: Vec<u32>,
     /// The row found by the last ID lookup (lookups mostly go forward).
     hint: Cell<usize>,
 }
@@ -90,7 +90,8 @@ impl<'a> Table<'a> {
         // The current group's name as (length, prefix): names of up to 16
         // bytes are equal when these are (no call to compare them).
         let mut group_key = (usize::MAX, 0u128);
-        let mut any_server_terminal = false;
+        // Input positions of the server-terminal allocs, ascending.
+        let mut server_terminal_at: Vec<u32> = Vec::new();
         // The one pass over the allocs: each is read here and, after this,
         // only where a rule needs more than its facts.
         for a in input {
@@ -131,7 +132,9 @@ impl<'a> Table<'a> {
             } else {
                 let (cat, rule) = classify_alloc_on(a, node, cx);
                 let server_terminal = a.server_terminal_status();
-                any_server_terminal |= server_terminal;
+                if server_terminal {
+                    server_terminal_at.push(facts_in.len() as u32);
+                }
                 Facts {
                     prefix,
                     cat,
@@ -146,6 +149,15 @@ impl<'a> Table<'a> {
             facts_in.push(facts);
         }
         let (order, rising) = sort_order(n, |i| facts_in[i].prefix, input);
+        // As rows: the input positions themselves when the input is in
+        // order, else found by a walk over the rows.
+        let server_terminal = if order.is_empty() || server_terminal_at.is_empty() {
+            server_terminal_at
+        } else {
+            (0..n as u32)
+                .filter(|k| facts_in[order[*k as usize] as usize].server_terminal)
+                .collect()
+        };
         let mut table = Table {
             input,
             order,
@@ -153,7 +165,7 @@ impl<'a> Table<'a> {
             slots: Vec::new(),
             group_names,
             has_duplicates: false,
-            any_server_terminal,
+            server_terminal,
             hint: Cell::new(0),
         };
         // Equal IDs are neighbours; their rows share one record. IDs are
@@ -234,11 +246,11 @@ impl<'a> Table<'a> {
         self.facts[self.input_pos(k)].prefix
     }
 
-    /// Whether some alloc of the table is server-terminal (else no set
-    /// needs to be filtered for it).
+    /// The positions of the table's server-terminal allocs, ascending
+    /// (empty: no set needs to be filtered for them).
     #[inline]
-    pub fn any_server_terminal(&self) -> bool {
-        self.any_server_terminal
+    pub fn server_terminal(&self) -> &[u32] {
+        &self.server_terminal
     }
 
     /// The alloc at `pos`.
@@ -779,30 +791,41 @@ impl PosSet {
         }
         out
     }
-    /// Splits into the allocs whose positions match `keep` and the others.
-    pub fn into_partition_pos(self, mut keep: impl FnMut(u32) -> bool) -> (PosSet, PosSet) {
-        let mut yes = PosSet::with_capacity(self.len());
-        let mut no = PosSet::new();
-        if self.own.is_empty() {
-            for p in self.pos {
-                if keep(p) {
-                    yes.pos.push(p);
-                } else {
-                    no.pos.push(p);
-                }
+    /// For a set without copies of its own: removes those of the
+    /// `candidates` (ascending positions) that it holds and `drop` accepts,
+    /// and returns them (each candidate is found by a galloping search, and
+    /// the stretches between the removed ones are copied whole).
+    pub fn remove_where(
+        &mut self,
+        candidates: &[u32],
+        mut drop: impl FnMut(u32) -> bool,
+    ) -> PosSet {
+        debug_assert!(self.own.is_empty(), "remove_where on a set with copies");
+        let mut gone = Vec::new();
+        let mut kept = Vec::new();
+        // `copied`: how much of `pos` is decided; `at`: where the last
+        // search ended.
+        let (mut copied, mut at) = (0, 0);
+        for &c in candidates {
+            at = gallop(&self.pos, at, |x| x < c);
+            if self.pos.get(at) != Some(&c) || !drop(c) {
+                continue;
             }
-            return (yes, no);
-        }
-        let mut own = self.own.into_iter().peekable();
-        for p in self.pos {
-            let copy = own.next_if(|(q, _)| *q == p).map(|(_, a)| a);
-            if keep(p) {
-                yes.push_with(p, copy);
-            } else {
-                no.push_with(p, copy);
+            if gone.is_empty() {
+                kept.reserve(self.pos.len() - 1);
             }
+            kept.extend_from_slice(&self.pos[copied..at]);
+            gone.push(c);
+            copied = at + 1;
         }
-        (yes, no)
+        if !gone.is_empty() {
+            kept.extend_from_slice(&self.pos[copied..]);
+            self.pos = kept;
+        }
+        PosSet {
+            pos: gone,
+            own: Vec::new(),
+        }
     }
     /// The allocs of this set whose IDs are in `keys` (`fromKeys`).
     pub fn with_ids(&self, t: &Table<'_>, keys: &[String]) -> PosSet {
@@ -842,15 +865,23 @@ impl PosSet {
     }
 }
 
-/// Calls `f` once per position of the union of `sets`, in any order.
-pub(super) fn union_positions(sets: &[&PosSet], mut f: impl FnMut(u32)) {
+/// The positions of the union of `sets`, each once, in any order (a copy
+/// of the one non-empty set when there is one).
+pub(super) fn union_list(sets: &[&PosSet]) -> Vec<u32> {
+    let mut nonempty = sets.iter().filter(|s| !s.is_empty());
+    match (nonempty.next(), nonempty.next()) {
+        (None, _) => return Vec::new(),
+        (Some(only), None) => return only.pos.clone(),
+        _ => {}
+    }
+    let mut out = Vec::with_capacity(sets.iter().map(|s| s.len()).sum());
     // Per earlier set: where the last search left off (positions ascend,
     // so each search gallops on from there).
     let mut cursors = vec![0usize; sets.len()];
     for (k, s) in sets.iter().enumerate() {
         let earlier = &sets[..k];
         if earlier.iter().all(|o| o.is_empty()) {
-            s.pos.iter().for_each(|p| f(*p));
+            out.extend_from_slice(&s.pos);
             continue;
         }
         cursors[..k].fill(0);
@@ -861,10 +892,11 @@ pub(super) fn union_positions(sets: &[&PosSet], mut f: impl FnMut(u32)) {
                 seen |= o.pos.get(*c) == Some(&p);
             }
             if !seen {
-                f(p);
+                out.push(p);
             }
         }
     }
+    out
 }
 
 #[cfg(test)]
@@ -980,10 +1012,51 @@ mod tests {
         }
     }
 
-    /// `union_positions` calls once per position of the union, whichever
+    /// `remove_where` removes exactly the candidates the set holds and
+    /// `drop` accepts, and returns them.
+    #[test]
+    fn remove_where_removes_accepted_candidates() {
+        let lists: Vec<Vec<u32>> = vec![
+            vec![],
+            vec![5],
+            vec![0, 3, 7],
+            (0..100).map(|x| x * 2).collect(),
+            (0..50).map(|x| x * 3 + 1).collect(),
+            vec![1, 2, 3, 198, 199, 250],
+        ];
+        for a in &lists {
+            for b in &lists {
+                let drop = |p: u32| p % 3 != 2;
+                let mut set = PosSet::from_positions(a.clone());
+                let gone = set.remove_where(b, drop);
+                let want_gone: Vec<u32> = a
+                    .iter()
+                    .copied()
+                    .filter(|p| b.contains(p) && drop(*p))
+                    .collect();
+                let want_kept: Vec<u32> = a
+                    .iter()
+                    .copied()
+                    .filter(|p| !want_gone.contains(p))
+                    .collect();
+                assert_eq!(
+                    gone.positions().collect::<Vec<_>>(),
+                    want_gone,
+                    "{a:?} {b:?}"
+                );
+                assert_eq!(
+                    set.positions().collect::<Vec<_>>(),
+                    want_kept,
+                    "{a:?} {b:?}"
+                );
+            }
+        }
+    }
+
+    /// `union_list` lists each position of the union once, whichever
     /// sets are empty, short or long.
     #[test]
-    fn union_positions_calls_once_per_position() {
+    fn union_list_lists_each_position_once() {
         let lists: Vec<Vec<u32>> = vec![
             vec![],
             vec![5],
@@ -995,8 +1068,7 @@ mod tests {
             for b in &lists {
                 for c in &lists {
                     let sets = [a, b, c].map(|l| PosSet::from_positions(l.clone()));
-                    let mut got = Vec::new();
-                    union_positions(&[&sets[0], &sets[1], &sets[2]], |p| got.push(p));
+                    let mut got = union_list(&[&sets[0], &sets[1], &sets[2]]);
                     got.sort_unstable();
                     let mut want: Vec<u32> = a.iter().chain(b).chain(c).copied().collect();
                     want.sort_unstable();

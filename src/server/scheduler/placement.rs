@@ -275,6 +275,10 @@ struct ChangedFits {
     synced: usize,
     /// Per node rank, sorted by rank, each rank once.
     fits: Vec<(usize, Fit)>,
+    /// One bit per node rank: whether `fits` holds it (the walk over the
+    /// index asks this of every node it passes, and bin-packing puts the
+    /// nodes a plan changed first).
+    held: Vec<u64>,
     /// The nodes that fit, best first, ties by node order.
     order: Order,
 }
@@ -282,6 +286,11 @@ struct ChangedFits {
 impl ChangedFits {
     /// Sets a node's fit; returns the one it replaces.
     fn insert_fit(&mut self, rank: usize, fit: Fit) -> Option<Fit> {
+        let word = rank / 64;
+        if self.held.len() <= word {
+            self.held.resize(word + 1, 0);
+        }
+        self.held[word] |= 1 << (rank % 64);
         match self.fits.binary_search_by_key(&rank, |(r, _)| *r) {
             Ok(at) => Some(std::mem::replace(&mut self.fits[at].1, fit)),
             Err(at) => {
@@ -293,7 +302,15 @@ impl ChangedFits {
 
     /// Whether a node's fit is kept.
     fn has_fit(&self, rank: usize) -> bool {
-        self.fits.binary_search_by_key(&rank, |(r, _)| *r).is_ok()
+        let held = self
+            .held
+            .get(rank / 64)
+            .is_some_and(|word| (word >> (rank % 64)) & 1 == 1);
+        debug_assert_eq!(
+            held,
+            self.fits.binary_search_by_key(&rank, |(r, _)| *r).is_ok()
+        );
+        held
     }
 }
 
