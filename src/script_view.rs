@@ -5,6 +5,7 @@
 
 use crate::scenario::format::Action;
 use crate::sim::history::Session;
+use crate::sim::queue::Seconds;
 use crate::sim::trace::TraceEvent;
 use serde::{Deserialize, Serialize};
 
@@ -142,7 +143,7 @@ pub fn narrate(session: &Session) -> String {
     let Some(record) = session.records().last() else {
         return String::new();
     };
-    let time = format!("t={}.{:03}s", record.tick / 1000, record.tick % 1000);
+    let time = format!("t={}s", Seconds::of(record.tick));
     let mut text = match &record.action {
         None => format!("step 0, {time}: the cluster is set up"),
         Some(action) => format!("step {cursor}, {time}: {}", action_label(action)),

@@ -6,6 +6,7 @@ use super::mermaid::mermaid;
 use super::session_link;
 use crate::share::encode_link;
 use crate::sim::history::Session;
+use crate::sim::queue::Seconds;
 use crate::sim::trace::{TraceEvent, short};
 
 /// The issue body for a session at its current step; `base` is the
@@ -30,11 +31,10 @@ pub fn issue_body(session: &Session, base: &str) -> String {
         profile.name, profile.version, profile.summary
     ));
     out.push_str(&format!(
-        "- **Step:** {} of {}, at t = {}.{:03}s\n",
+        "- **Step:** {} of {}, at t = {}s\n",
         session.cursor(),
         session.actions().len(),
-        session.sim().tick / 1000,
-        session.sim().tick % 1000
+        Seconds::of(session.sim().tick)
     ));
     if let Some(source) = &scenario.source {
         out.push_str(&format!("- **Source:** {}\n", md(source)));

@@ -8,6 +8,7 @@
 //! sanitised for Mermaid (`;`, `#`, `:` and newlines are special there), and
 //! the diagram is cut at [`MAX_MESSAGES`] with a note saying so.
 
+use crate::sim::queue::Seconds;
 use crate::sim::trace::{EvalProcessed, TraceEntry, TraceEvent, fmt_updates, short};
 
 /// Most messages in one diagram (GitHub refuses very large diagrams).
@@ -35,7 +36,7 @@ fn clean(text: &str) -> String {
 }
 
 fn seconds(tick: u64) -> String {
-    format!("{}.{:03}s", tick / 1000, tick % 1000)
+    format!("{}s", Seconds::of(tick))
 }
 
 /// Routine traffic left out: heartbeats that change nothing (a client's

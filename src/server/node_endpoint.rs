@@ -12,7 +12,7 @@ use crate::model::{
 };
 use crate::profile::UpdateAllocGate;
 use crate::sim::net::CallId;
-use crate::sim::queue::Tick;
+use crate::sim::queue::{Seconds, Tick};
 use crate::sim::rng::Rng;
 use crate::sim::trace::{NodeStatusChange, RpcName, TraceEvent, short};
 use std::collections::BTreeMap;
@@ -57,7 +57,7 @@ impl Server {
                     // One buffer for the whole detail, exactly as long as the
                     // text (`concat` sizes it; every heartbeat writes one, and
                     // the trace keeps it as is).
-                    let seconds = super::rpc::Seconds::of(ttl);
+                    let seconds = Seconds::of(ttl);
                     let detail =
                         ["status=", status.as_str(), " ttl=", seconds.as_str(), "s"].concat();
                     (Reply::Heartbeat { ttl }, detail)
@@ -563,7 +563,7 @@ impl Server {
 /// `ticks` as seconds with three decimals and an `s` (`"{}.{:03}s"` of the
 /// seconds and milliseconds).
 fn fmt_ticks(ticks: Tick) -> String {
-    [super::rpc::Seconds::of(ticks).as_str(), "s"].concat()
+    [Seconds::of(ticks).as_str(), "s"].concat()
 }
 
 #[cfg(test)]

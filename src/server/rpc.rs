@@ -3,6 +3,7 @@
 //! `Node.GetClientAllocs` with `Alloc.GetAllocs`, and `Alloc.GetAlloc`).
 
 use crate::model::alloc::{Allocation, TaskStates};
+use crate::sim::queue::Seconds;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -162,46 +163,5 @@ impl Reply {
             },
             Reply::Error { message, .. } => format!("error: {message}"),
         }
-    }
-}
-
-/// `ticks` as seconds with three decimals (`"{}.{:03}"` of the seconds and
-/// milliseconds), written digit by digit into a buffer of its own, so a
-/// caller can size its text before copying it in.
-pub(super) struct Seconds {
-    /// The text, right-aligned.
-    digits: [u8; 24],
-    /// Where it starts.
-    start: usize,
-}
-
-impl Seconds {
-    /// The text of `ticks`.
-    pub(super) fn of(ticks: u64) -> Seconds {
-        let mut digits = [0u8; 24];
-        let mut start = digits.len() - 4;
-        let millis = ticks % 1000;
-        digits[start..].copy_from_slice(&[
-            b'.',
-            b'0' + (millis / 100) as u8,
-            b'0' + (millis / 10 % 10) as u8,
-            b'0' + (millis % 10) as u8,
-        ]);
-        let mut secs = ticks / 1000;
-        loop {
-            start -= 1;
-            digits[start] = b'0' + (secs % 10) as u8;
-            secs /= 10;
-            if secs == 0 {
-                break;
-            }
-        }
-        Seconds { digits, start }
-    }
-
-    /// The text.
-    pub(super) fn as_str(&self) -> &str {
-        // ASCII digits and a dot only.
-        std::str::from_utf8(&self.digits[self.start..]).unwrap_or_default()
     }
 }

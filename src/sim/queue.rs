@@ -12,6 +12,56 @@ pub type Tick = u64;
 /// Ticks per second (one tick is one millisecond).
 pub const TICKS_PER_SEC: Tick = 1000;
 
+/// A tick count as seconds with three decimals (`12.500`, what
+/// `"{}.{:03}"` of the seconds and milliseconds writes), written digit by
+/// digit into a buffer of its own: the one way the trace, the RPC details,
+/// the views and the exports write a time. A caller sizes its text with
+/// [`Seconds::as_str`] before copying it in, or formats it (`{}` and
+/// `{:>width$}`).
+pub struct Seconds {
+    /// The text, right-aligned.
+    digits: [u8; 24],
+    /// Where it starts.
+    start: usize,
+}
+
+impl Seconds {
+    /// The text of `ticks`.
+    pub fn of(ticks: Tick) -> Seconds {
+        let mut digits = [0u8; 24];
+        let mut start = digits.len() - 4;
+        let millis = ticks % TICKS_PER_SEC;
+        digits[start..].copy_from_slice(&[
+            b'.',
+            b'0' + (millis / 100) as u8,
+            b'0' + (millis / 10 % 10) as u8,
+            b'0' + (millis % 10) as u8,
+        ]);
+        let mut secs = ticks / TICKS_PER_SEC;
+        loop {
+            start -= 1;
+            digits[start] = b'0' + (secs % 10) as u8;
+            secs /= 10;
+            if secs == 0 {
+                break;
+            }
+        }
+        Seconds { digits, start }
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        // ASCII digits and a dot only.
+        std::str::from_utf8(&self.digits[self.start..]).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Display for Seconds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// Events per chunk when the queue is built; a chunk splits in two when it
 /// grows past twice this.
 const CHUNK: usize = 16;
@@ -223,7 +273,30 @@ impl<'de, E: Clone + Deserialize<'de>> Deserialize<'de> for EventQueue<E> {
 
 #[cfg(test)]
 mod tests {
-    use super::EventQueue;
+    use super::{EventQueue, Seconds};
+
+    #[test]
+    fn seconds_are_written_as_the_format_writes_them() {
+        for ticks in [
+            0,
+            7,
+            42,
+            999,
+            1000,
+            1001,
+            10_050,
+            59_999,
+            123_456_789,
+            u64::MAX,
+        ] {
+            let expected = format!("{}.{:03}", ticks / 1000, ticks % 1000);
+            assert_eq!(Seconds::of(ticks).as_str(), expected, "{ticks}");
+            assert_eq!(
+                format!("{:>12}s", Seconds::of(ticks)),
+                format!("{expected:>12}s")
+            );
+        }
+    }
 
     #[test]
     fn orders_by_tick_then_insertion() {

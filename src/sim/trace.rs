@@ -4,7 +4,7 @@
 //! the UI shows in its log.
 
 use super::net::CallId;
-use super::queue::Tick;
+use super::queue::{Seconds, Tick};
 use crate::model::eval::DesiredUpdates;
 use crate::server::rpc::Rpc;
 use serde::{Deserialize, Serialize};
@@ -1470,12 +1470,13 @@ pub(crate) fn push_call(out: &mut String, call: CallId, rpc: &str) {
 /// Appends a tick as seconds with three decimals (`12.500`), the seconds
 /// right-aligned in `width` columns.
 pub(crate) fn push_seconds(out: &mut String, tick: Tick, width: usize) {
-    push_number(out, tick / 1000, width);
-    let millis = tick % 1000;
-    out.push('.');
-    for digit in [millis / 100, millis / 10 % 10, millis % 10] {
-        out.push(char::from(b'0' + digit as u8));
+    let seconds = Seconds::of(tick);
+    let text = seconds.as_str();
+    // The text ends in the four of `.mmm`.
+    for _ in text.len()..width + 4 {
+        out.push(' ');
     }
+    out.push_str(text);
 }
 
 impl TraceEntry {
