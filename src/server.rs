@@ -460,38 +460,42 @@ impl Server {
         }
     }
 
-    /// Handles one input.
-    pub fn handle(&mut self, now: Tick, input: ServerInput, rng: &mut Rng) -> Vec<ServerEffect> {
-        let mut out = Vec::new();
+    /// Handles one input; appends its effects to `out`.
+    pub fn handle(
+        &mut self,
+        now: Tick,
+        input: ServerInput,
+        rng: &mut Rng,
+        out: &mut Vec<ServerEffect>,
+    ) {
         match input {
             ServerInput::HeartbeatTimeout { node, deadline } => {
-                self.heartbeat_timeout(now, &node, deadline, rng, &mut out)
+                self.heartbeat_timeout(now, &node, deadline, rng, out)
             }
             ServerInput::EvalDelayElapsed { eval } => {
                 self.state.broker.delay_elapsed(&eval);
-                self.enqueue_ready(&eval, &mut out);
+                self.enqueue_ready(&eval, out);
             }
-            ServerInput::ProcessEval { eval } => self.process_eval(now, eval, &mut out),
-            ServerInput::RegisterJob { spec } => self.register_job(now, spec, &mut out),
-            ServerInput::StopJob { job } => self.stop_job(now, &job, &mut out),
+            ServerInput::ProcessEval { eval } => self.process_eval(now, eval, out),
+            ServerInput::RegisterJob { spec } => self.register_job(now, spec, out),
+            ServerInput::StopJob { job } => self.stop_job(now, &job, out),
             ServerInput::RevertJob {
                 job,
                 version,
                 enforce_prior_version,
-            } => self.revert_job_call(now, &job, version, enforce_prior_version, &mut out),
-            ServerInput::Drain { node, enable } => self.drain_node(now, &node, enable, &mut out),
-            ServerInput::Gc => self.gc(&mut out),
+            } => self.revert_job_call(now, &job, version, enforce_prior_version, out),
+            ServerInput::Drain { node, enable } => self.drain_node(now, &node, enable, out),
+            ServerInput::Gc => self.gc(out),
             ServerInput::Eligibility { node, eligible } => {
-                self.set_eligibility(now, &node, eligible, &mut out)
+                self.set_eligibility(now, &node, eligible, out)
             }
             ServerInput::DeploymentTimer { deployment } => {
-                self.deployment_timer(now, &deployment, &mut out)
+                self.deployment_timer(now, &deployment, out)
             }
             ServerInput::DeploymentCall { deployment, call } => {
-                self.deployment_call(now, &deployment, call, &mut out)
+                self.deployment_call(now, &deployment, call, out)
             }
         }
-        out
     }
 
     /// A node's heartbeat timer fired ([`ServerInput::HeartbeatTimeout`],

@@ -285,11 +285,9 @@ impl Sim {
                 stored.node.modify_index = index;
                 sim.server.state.nodes.insert(spec.id.clone(), stored);
                 sim.server.nodes_changed();
-                let mut out = Vec::new();
-                ttl = sim
-                    .server
-                    .reset_heartbeat_timer(0, &spec.id, &mut sim.rng, &mut out);
-                sim.route_server(&mut out);
+                sim.with_server(|server, now, rng, out| {
+                    ttl = server.reset_heartbeat_timer(now, &spec.id, rng, out);
+                });
             }
             let mut effects = client.start(0, ttl);
             sim.clients.insert(spec.id.clone(), client);
@@ -320,8 +318,20 @@ impl Sim {
     }
 
     fn server_input(&mut self, input: ServerInput) {
-        let mut effects = self.server.handle(self.tick, input, &mut self.rng);
+        self.with_server(|server, now, rng, out| server.handle(now, input, rng, out));
+    }
+
+    /// Lends the server, with the clock, the RNG and the spare effect list
+    /// ([`EffectBuffers`]), to `call`, then routes the effects it left in
+    /// the list (and keeps the list, empty, for the next event).
+    fn with_server(
+        &mut self,
+        call: impl FnOnce(&mut Server, Tick, &mut Rng, &mut Vec<ServerEffect>),
+    ) {
+        let mut effects = std::mem::take(&mut self.buffers.server);
+        call(&mut self.server, self.tick, &mut self.rng, &mut effects);
         self.route_server(&mut effects);
+        self.buffers.server = effects;
     }
 
     /// Turns the server's effects into events and trace entries (leaves
@@ -466,11 +476,9 @@ impl Sim {
 
     /// The leader handles a call taken off the network.
     fn hand_over(&mut self, node: &str, call: CallId, rpc: Rpc) {
-        let mut effects = std::mem::take(&mut self.buffers.server);
-        self.server
-            .handle_call(self.tick, node, call, rpc, &mut self.rng, &mut effects);
-        self.route_server(&mut effects);
-        self.buffers.server = effects;
+        self.with_server(|server, now, rng, out| {
+            server.handle_call(now, node, call, rpc, rng, out)
+        });
     }
 
     /// Handles one event. Returns whether events remain.
@@ -540,16 +548,9 @@ impl Sim {
                 self.client_input(&node, ClientInput::Failed { rpc, reason });
             }
             Event::HeartbeatTimeout { node, deadline } => {
-                let mut effects = std::mem::take(&mut self.buffers.server);
-                self.server.heartbeat_timeout(
-                    self.tick,
-                    &node,
-                    deadline,
-                    &mut self.rng,
-                    &mut effects,
-                );
-                self.route_server(&mut effects);
-                self.buffers.server = effects;
+                self.with_server(|server, now, rng, out| {
+                    server.heartbeat_timeout(now, &node, deadline, rng, out)
+                });
             }
             Event::EvalDelay { eval } => {
                 let waiting = self.server.state.broker.delayed.contains_key(&eval);
