@@ -180,8 +180,10 @@ pub struct ServerState {
     pub deployments: BTreeMap<String, Deployment>,
     /// The eval broker and blocked evals.
     pub broker: Broker,
-    /// Heartbeat timer deadlines by node ID.
-    pub heartbeat_timers: BTreeMap<String, Tick>,
+    /// Heartbeat timer deadlines by node ID (every heartbeat writes its
+    /// node's and every timer event reads it: a `ChunkMap` compares IDs by
+    /// their first bytes).
+    pub heartbeat_timers: ChunkMap<String, Tick>,
     /// (cpu, memory) asked for by the live (non-terminal) allocs of each node.
     pub node_usage: BTreeMap<String, (u64, u64)>,
     /// Live allocs per node and `job/group` (for job anti-affinity).
@@ -447,7 +449,7 @@ impl Server {
                 eval_order: ChunkVec::new(),
                 deployments: BTreeMap::new(),
                 broker: Broker::default(),
-                heartbeat_timers: BTreeMap::new(),
+                heartbeat_timers: ChunkMap::new(),
                 node_usage: BTreeMap::new(),
                 group_counts: BTreeMap::new(),
                 next_id: 0,
