@@ -1462,7 +1462,7 @@ impl Explorer {
                 .net
                 .get(node, *call)
                 .is_some_and(|p| other(node) && matches!(p.rpc, Rpc::UpdateStatus)),
-            Event::Reply { node, rpc, .. } => other(node) && matches!(rpc, Rpc::UpdateStatus),
+            Event::Reply { node, rpc, .. } => other(node) && matches!(**rpc, Rpc::UpdateStatus),
             Event::Client {
                 node,
                 timer: ClientTimer::Heartbeat { .. },

@@ -180,8 +180,10 @@ pub struct ServerState {
     pub deployments: BTreeMap<String, Deployment>,
     /// The eval broker and blocked evals.
     pub broker: Broker,
-    /// Heartbeat timer deadlines by node ID.
-    pub heartbeat_timers: BTreeMap<String, Tick>,
+    /// Heartbeat timer deadlines by node ID (every heartbeat writes its
+    /// node's and every timer event reads it: a `ChunkMap` compares IDs by
+    /// their first bytes).
+    pub heartbeat_timers: ChunkMap<String, Tick>,
     /// (cpu, memory) asked for by the live (non-terminal) allocs of each node.
     pub node_usage: BTreeMap<String, (u64, u64)>,
     /// Live allocs per node and `job/group` (for job anti-affinity).
@@ -447,7 +449,7 @@ impl Server {
                 eval_order: ChunkVec::new(),
                 deployments: BTreeMap::new(),
                 broker: Broker::default(),
-                heartbeat_timers: BTreeMap::new(),
+                heartbeat_timers: ChunkMap::new(),
                 node_usage: BTreeMap::new(),
                 group_counts: BTreeMap::new(),
                 next_id: 0,
@@ -460,38 +462,42 @@ impl Server {
         }
     }
 
-    /// Handles one input.
-    pub fn handle(&mut self, now: Tick, input: ServerInput, rng: &mut Rng) -> Vec<ServerEffect> {
-        let mut out = Vec::new();
+    /// Handles one input; appends its effects to `out`.
+    pub fn handle(
+        &mut self,
+        now: Tick,
+        input: ServerInput,
+        rng: &mut Rng,
+        out: &mut Vec<ServerEffect>,
+    ) {
         match input {
             ServerInput::HeartbeatTimeout { node, deadline } => {
-                self.heartbeat_timeout(now, &node, deadline, rng, &mut out)
+                self.heartbeat_timeout(now, &node, deadline, rng, out)
             }
             ServerInput::EvalDelayElapsed { eval } => {
                 self.state.broker.delay_elapsed(&eval);
-                self.enqueue_ready(&eval, &mut out);
+                self.enqueue_ready(&eval, out);
             }
-            ServerInput::ProcessEval { eval } => self.process_eval(now, eval, &mut out),
-            ServerInput::RegisterJob { spec } => self.register_job(now, spec, &mut out),
-            ServerInput::StopJob { job } => self.stop_job(now, &job, &mut out),
+            ServerInput::ProcessEval { eval } => self.process_eval(now, eval, out),
+            ServerInput::RegisterJob { spec } => self.register_job(now, spec, out),
+            ServerInput::StopJob { job } => self.stop_job(now, &job, out),
             ServerInput::RevertJob {
                 job,
                 version,
                 enforce_prior_version,
-            } => self.revert_job_call(now, &job, version, enforce_prior_version, &mut out),
-            ServerInput::Drain { node, enable } => self.drain_node(now, &node, enable, &mut out),
-            ServerInput::Gc => self.gc(&mut out),
+            } => self.revert_job_call(now, &job, version, enforce_prior_version, out),
+            ServerInput::Drain { node, enable } => self.drain_node(now, &node, enable, out),
+            ServerInput::Gc => self.gc(out),
             ServerInput::Eligibility { node, eligible } => {
-                self.set_eligibility(now, &node, eligible, &mut out)
+                self.set_eligibility(now, &node, eligible, out)
             }
             ServerInput::DeploymentTimer { deployment } => {
-                self.deployment_timer(now, &deployment, &mut out)
+                self.deployment_timer(now, &deployment, out)
             }
             ServerInput::DeploymentCall { deployment, call } => {
-                self.deployment_call(now, &deployment, call, &mut out)
+                self.deployment_call(now, &deployment, call, out)
             }
         }
-        out
     }
 
     /// A node's heartbeat timer fired ([`ServerInput::HeartbeatTimeout`],

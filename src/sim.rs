@@ -33,6 +33,7 @@
 
 pub mod check;
 pub mod chunk_map;
+pub mod clients;
 pub mod history;
 pub mod net;
 pub mod queue;
@@ -45,6 +46,7 @@ use crate::profile::Profile;
 use crate::scenario::format::{Action, Scenario};
 use crate::server::rpc::{Reply, Rpc};
 use crate::server::{NodeRecord, Server, ServerConfig, ServerEffect, ServerInput, time_tick};
+use clients::Clients;
 use net::{CallId, Network};
 use queue::{EventQueue, Tick};
 use rng::Rng;
@@ -72,10 +74,11 @@ pub enum Event {
         node: NodeName,
         /// Call number.
         call: CallId,
-        /// The RPC answered.
-        rpc: Rpc,
+        /// The RPC answered (boxed, as the reply: the queue moves its
+        /// events as it inserts, so they stay small).
+        rpc: Box<Rpc>,
         /// The reply.
-        reply: Reply,
+        reply: Box<Reply>,
     },
     /// A call failed; the client learns it.
     Fail {
@@ -83,10 +86,10 @@ pub enum Event {
         node: NodeName,
         /// Call number.
         call: CallId,
-        /// The RPC.
-        rpc: Rpc,
+        /// The RPC (boxed, as a reply's).
+        rpc: Box<Rpc>,
         /// Why.
-        reason: String,
+        reason: Box<str>,
     },
     /// A node's heartbeat timer on the leader.
     HeartbeatTimeout {
@@ -166,8 +169,8 @@ pub struct Sim {
     pub queue: EventQueue<Event>,
     /// The leader.
     pub server: Server,
-    /// Clients by node ID.
-    pub clients: BTreeMap<String, Client>,
+    /// Clients by node ID (in ID order; found by a hash of the ID).
+    pub clients: Clients,
     /// The network.
     pub net: Network,
     /// Settings.
@@ -233,7 +236,7 @@ impl Sim {
             rng: Rng::new(seed),
             queue: EventQueue::default(),
             server: Server::new(config, profile.version, seed),
-            clients: BTreeMap::new(),
+            clients: Clients::new(),
             net: Network {
                 latency: settings.latency.map_or(10, |d| d.ticks()),
                 ..Network::default()
@@ -285,11 +288,9 @@ impl Sim {
                 stored.node.modify_index = index;
                 sim.server.state.nodes.insert(spec.id.clone(), stored);
                 sim.server.nodes_changed();
-                let mut out = Vec::new();
-                ttl = sim
-                    .server
-                    .reset_heartbeat_timer(0, &spec.id, &mut sim.rng, &mut out);
-                sim.route_server(&mut out);
+                sim.with_server(|server, now, rng, out| {
+                    ttl = server.reset_heartbeat_timer(now, &spec.id, rng, out);
+                });
             }
             let mut effects = client.start(0, ttl);
             sim.clients.insert(spec.id.clone(), client);
@@ -320,8 +321,20 @@ impl Sim {
     }
 
     fn server_input(&mut self, input: ServerInput) {
-        let mut effects = self.server.handle(self.tick, input, &mut self.rng);
+        self.with_server(|server, now, rng, out| server.handle(now, input, rng, out));
+    }
+
+    /// Lends the server, with the clock, the RNG and the spare effect list
+    /// ([`EffectBuffers`]), to `call`, then routes the effects it left in
+    /// the list (and keeps the list, empty, for the next event).
+    fn with_server(
+        &mut self,
+        call: impl FnOnce(&mut Server, Tick, &mut Rng, &mut Vec<ServerEffect>),
+    ) {
+        let mut effects = std::mem::take(&mut self.buffers.server);
+        call(&mut self.server, self.tick, &mut self.rng, &mut effects);
         self.route_server(&mut effects);
+        self.buffers.server = effects;
     }
 
     /// Turns the server's effects into events and trace entries (leaves
@@ -342,8 +355,8 @@ impl Sim {
                         Event::Reply {
                             node,
                             call,
-                            rpc,
-                            reply,
+                            rpc: Box::new(rpc),
+                            reply: Box::new(reply),
                         },
                     );
                 }
@@ -426,8 +439,8 @@ impl Sim {
                 Event::Fail {
                     node: node.clone(),
                     call,
-                    rpc,
-                    reason: "link down".to_string(),
+                    rpc: Box::new(rpc),
+                    reason: "link down".into(),
                 },
             );
             return;
@@ -466,11 +479,9 @@ impl Sim {
 
     /// The leader handles a call taken off the network.
     fn hand_over(&mut self, node: &str, call: CallId, rpc: Rpc) {
-        let mut effects = std::mem::take(&mut self.buffers.server);
-        self.server
-            .handle_call(self.tick, node, call, rpc, &mut self.rng, &mut effects);
-        self.route_server(&mut effects);
-        self.buffers.server = effects;
+        self.with_server(|server, now, rng, out| {
+            server.handle_call(now, node, call, rpc, rng, out)
+        });
     }
 
     /// Handles one event. Returns whether events remain.
@@ -508,7 +519,13 @@ impl Sim {
                         rpc: RpcName::of(&rpc),
                         detail: reply.detail().into(),
                     });
-                    self.client_input(&node, ClientInput::Reply { rpc, reply });
+                    self.client_input(
+                        &node,
+                        ClientInput::Reply {
+                            rpc: *rpc,
+                            reply: *reply,
+                        },
+                    );
                 } else {
                     self.record(TraceEvent::CallFailed {
                         node: node.clone(),
@@ -519,7 +536,7 @@ impl Sim {
                     self.client_input(
                         &node,
                         ClientInput::Failed {
-                            rpc,
+                            rpc: *rpc,
                             reason: "link down".to_string(),
                         },
                     );
@@ -535,21 +552,20 @@ impl Sim {
                     node: node.clone(),
                     call,
                     rpc: RpcName::of(&rpc),
-                    reason: reason.as_str().into(),
+                    reason: reason.as_ref().into(),
                 });
-                self.client_input(&node, ClientInput::Failed { rpc, reason });
+                self.client_input(
+                    &node,
+                    ClientInput::Failed {
+                        rpc: *rpc,
+                        reason: reason.into_string(),
+                    },
+                );
             }
             Event::HeartbeatTimeout { node, deadline } => {
-                let mut effects = std::mem::take(&mut self.buffers.server);
-                self.server.heartbeat_timeout(
-                    self.tick,
-                    &node,
-                    deadline,
-                    &mut self.rng,
-                    &mut effects,
-                );
-                self.route_server(&mut effects);
-                self.buffers.server = effects;
+                self.with_server(|server, now, rng, out| {
+                    server.heartbeat_timeout(now, &node, deadline, rng, out)
+                });
             }
             Event::EvalDelay { eval } => {
                 let waiting = self.server.state.broker.delayed.contains_key(&eval);
@@ -941,8 +957,8 @@ impl Sim {
                         Event::Fail {
                             node: self.server.texts.text(node),
                             call: call.id,
-                            rpc: call.rpc,
-                            reason: "link down".to_string(),
+                            rpc: Box::new(call.rpc),
+                            reason: "link down".into(),
                         },
                     );
                 }
@@ -1041,8 +1057,8 @@ impl Sim {
                         Event::Fail {
                             node: self.server.texts.text(node),
                             call: id,
-                            rpc: pending.rpc,
-                            reason: "dropped".to_string(),
+                            rpc: Box::new(pending.rpc),
+                            reason: "dropped".into(),
                         },
                     );
                 }

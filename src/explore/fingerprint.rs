@@ -784,7 +784,7 @@ struct View<'a, X: Serialize> {
     rng: Option<&'a crate::sim::rng::Rng>,
     queue: Vec<(Tick, &'a Event)>,
     server: &'a crate::server::Server,
-    clients: &'a std::collections::BTreeMap<String, crate::client::Client>,
+    clients: &'a crate::sim::clients::Clients,
     net: &'a crate::sim::net::Network,
     worker_scheduled: bool,
     extra: &'a X,

@@ -116,7 +116,7 @@ fn event_footprint(sim: &Sim, event: &Event) -> Footprint {
         Event::Reply { node, reply, .. } => {
             // An error reply (or one lost to a link that went down) makes
             // the client retry after a jittered wait; others never draw.
-            let rng = matches!(reply, Reply::Error { .. }) || !sim.net.link(node).up;
+            let rng = matches!(**reply, Reply::Error { .. }) || !sim.net.link(node).up;
             Footprint::client(node, ServerUse::None, rng)
         }
         Event::Fail { node, .. } => Footprint::client(node, ServerUse::None, true),

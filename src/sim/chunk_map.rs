@@ -7,18 +7,63 @@
 //! ([`super::history`]); with the tables in these maps, those clones share
 //! every chunk the steps in between left alone. Each entry of a map sits
 //! behind its own `Arc` too, so a chunk copied for one write shares the
-//! other entries (their keys and values) instead of copying them. Lookups
-//! cost about what a `BTreeMap`'s do (two binary searches), and iteration
-//! is in key order.
+//! other entries (their keys and values) instead of copying them. A lookup
+//! is two binary searches that compare keys by their first eight bytes
+//! first ([`SortKey`]), and iteration is in key order.
 //! [`ChunkVec`] does the same for an append-only list; both keep their
 //! items in one chunk core.
 
 use serde::de::{Deserialize, Deserializer};
 use serde::ser::{Serialize, Serializer};
 use std::borrow::Borrow;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
+
+/// A key a [`ChunkMap`] can order by a number first: its prefix, ordered
+/// as the keys are (two keys whose prefixes differ compare as their
+/// prefixes do), so that a lookup compares most keys without reading them
+/// whole (the maps' keys are IDs whose first bytes mostly differ).
+pub trait SortKey: Ord {
+    /// The key's first eight bytes as a big-endian number (zero-padded).
+    fn prefix(&self) -> u64;
+}
+
+impl SortKey for str {
+    fn prefix(&self) -> u64 {
+        let bytes = self.as_bytes();
+        match bytes.first_chunk::<8>() {
+            Some(head) => u64::from_be_bytes(*head),
+            // A short key, byte by byte (a copy of a length known only
+            // here would call `memcpy` for every key compared).
+            None => bytes
+                .iter()
+                .zip((0..8).rev())
+                .fold(0, |prefix, (byte, place)| {
+                    prefix | u64::from(*byte) << (8 * place)
+                }),
+        }
+    }
+}
+
+impl SortKey for String {
+    fn prefix(&self) -> u64 {
+        self.as_str().prefix()
+    }
+}
+
+impl SortKey for u64 {
+    fn prefix(&self) -> u64 {
+        *self
+    }
+}
+
+/// How `entry` compares with `key`, whose prefix is `prefix`: by the
+/// prefixes, then whole only when they are equal.
+fn key_order<Q: SortKey + ?Sized>(entry: &Q, prefix: u64, key: &Q) -> Ordering {
+    entry.prefix().cmp(&prefix).then_with(|| entry.cmp(key))
+}
 
 /// Entries per chunk when a map is built; a chunk splits in two when it
 /// grows past twice this.
@@ -137,7 +182,7 @@ impl<K, V> Default for ChunkMap<K, V> {
     }
 }
 
-impl<K: Ord, V> ChunkMap<K, V> {
+impl<K: SortKey, V> ChunkMap<K, V> {
     /// An empty map.
     pub fn new() -> Self {
         Self::default()
@@ -155,36 +200,46 @@ impl<K: Ord, V> ChunkMap<K, V> {
 
     /// The chunk that holds `key` or would: the last one whose first key is
     /// not above it (the first chunk for a key below all).
-    fn chunk_for<Q>(&self, key: &Q) -> usize
+    fn chunk_for<Q>(&self, key: &Q, prefix: u64) -> usize
     where
         K: Borrow<Q>,
-        Q: Ord + ?Sized,
+        Q: SortKey + ?Sized,
     {
         self.core
             .chunks
-            .partition_point(|chunk| chunk[0].0.borrow() <= key)
+            .partition_point(|chunk| key_order(chunk[0].0.borrow(), prefix, key).is_le())
             .saturating_sub(1)
+    }
+
+    /// (chunk, position) of `key`, or (chunk, where it would go).
+    fn search<Q>(&self, key: &Q) -> (usize, Result<usize, usize>)
+    where
+        K: Borrow<Q>,
+        Q: SortKey + ?Sized,
+    {
+        let prefix = key.prefix();
+        let chunk_idx = self.chunk_for(key, prefix);
+        let position = self.core.chunks.get(chunk_idx).map_or(Err(0), |chunk| {
+            chunk.binary_search_by(|entry| key_order(entry.0.borrow(), prefix, key))
+        });
+        (chunk_idx, position)
     }
 
     /// (chunk, position) of `key`.
     fn find<Q>(&self, key: &Q) -> Option<(usize, usize)>
     where
         K: Borrow<Q>,
-        Q: Ord + ?Sized,
+        Q: SortKey + ?Sized,
     {
-        let chunk_idx = self.chunk_for(key);
-        let chunk = self.core.chunks.get(chunk_idx)?;
-        chunk
-            .binary_search_by(|entry| entry.0.borrow().cmp(key))
-            .ok()
-            .map(|entry_idx| (chunk_idx, entry_idx))
+        let (chunk_idx, position) = self.search(key);
+        position.ok().map(|entry_idx| (chunk_idx, entry_idx))
     }
 
     /// The value of `key`.
     pub fn get<Q>(&self, key: &Q) -> Option<&V>
     where
         K: Borrow<Q>,
-        Q: Ord + ?Sized,
+        Q: SortKey + ?Sized,
     {
         let (chunk_idx, entry_idx) = self.find(key)?;
         Some(&self.core.chunks[chunk_idx][entry_idx].1)
@@ -194,7 +249,7 @@ impl<K: Ord, V> ChunkMap<K, V> {
     pub fn rank<Q>(&self, key: &Q) -> Option<usize>
     where
         K: Borrow<Q>,
-        Q: Ord + ?Sized,
+        Q: SortKey + ?Sized,
     {
         let (chunk_idx, entry_idx) = self.find(key)?;
         let before: usize = self.core.chunks[..chunk_idx].iter().map(|c| c.len()).sum();
@@ -217,7 +272,7 @@ impl<K: Ord, V> ChunkMap<K, V> {
     pub fn contains_key<Q>(&self, key: &Q) -> bool
     where
         K: Borrow<Q>,
-        Q: Ord + ?Sized,
+        Q: SortKey + ?Sized,
     {
         self.find(key).is_some()
     }
@@ -238,12 +293,12 @@ impl<K: Ord, V> ChunkMap<K, V> {
     }
 }
 
-impl<K: Ord + Clone, V: Clone> ChunkMap<K, V> {
+impl<K: SortKey + Clone, V: Clone> ChunkMap<K, V> {
     /// The value of `key`, to change (copies its chunk if a clone shares it).
     pub fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
     where
         K: Borrow<Q>,
-        Q: Ord + ?Sized,
+        Q: SortKey + ?Sized,
     {
         let (chunk_idx, entry_idx) = self.find(key)?;
         let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
@@ -259,9 +314,9 @@ impl<K: Ord + Clone, V: Clone> ChunkMap<K, V> {
             self.core.len = 1;
             return None;
         }
-        let chunk_idx = self.chunk_for(&key);
+        let (chunk_idx, position) = self.search(&key);
         let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
-        match chunk.binary_search_by(|entry| entry.0.cmp(&key)) {
+        match position {
             Ok(entry_idx) => {
                 let old = std::mem::replace(&mut chunk[entry_idx], Arc::new((key, value)));
                 Some(take_value(old))
@@ -321,7 +376,7 @@ impl<K: Ord + Clone, V: Clone> ChunkMap<K, V> {
     pub fn remove<Q>(&mut self, key: &Q) -> Option<V>
     where
         K: Borrow<Q>,
-        Q: Ord + ?Sized,
+        Q: SortKey + ?Sized,
     {
         let (chunk_idx, entry_idx) = self.find(key)?;
         let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
@@ -392,8 +447,8 @@ impl<K: Ord, V> FromIterator<(K, V)> for ChunkMap<K, V> {
 
 impl<K, Q, V> std::ops::Index<&Q> for ChunkMap<K, V>
 where
-    K: Ord + Borrow<Q>,
-    Q: Ord + ?Sized,
+    K: SortKey + Borrow<Q>,
+    Q: SortKey + ?Sized,
 {
     type Output = V;
 

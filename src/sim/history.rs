@@ -321,13 +321,10 @@ impl Session {
 /// that shape. It changes no entry, only the maps' layout.
 fn pack_copied_maps(sim: &mut Sim) {
     use crate::cold_sort::pack_map as pack;
-    pack(&mut sim.clients);
-    pack(&mut sim.net.links);
     pack(&mut sim.net.pending);
     let state = &mut sim.server.state;
     pack(&mut state.allocs_by_node);
     pack(&mut state.allocs_by_job);
-    pack(&mut state.heartbeat_timers);
     pack(&mut state.node_usage);
     pack(&mut state.group_counts);
 }

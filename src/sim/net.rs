@@ -6,6 +6,7 @@
 //! delivers, delays, reorders or drops them; a link going down drops every
 //! call in flight on it (the client sees an RPC error).
 
+use super::chunk_map::ChunkMap;
 use super::queue::Tick;
 use super::trace::NodeName;
 use crate::server::rpc::Rpc;
@@ -55,8 +56,8 @@ pub struct PendingCall {
 /// Every link and every call in flight.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Network {
-    /// Links by node ID.
-    pub links: BTreeMap<String, Link>,
+    /// Links by node ID (read for every call and reply).
+    pub links: ChunkMap<String, Link>,
     /// Calls in flight per node ID, in the order the user sees them
     /// (send order unless reordered).
     pub pending: BTreeMap<String, Vec<PendingCall>>,
@@ -74,7 +75,10 @@ impl Network {
 
     /// Mutable link of `node`, created on first use.
     pub fn link_mut(&mut self, node: &str) -> &mut Link {
-        self.links.entry(node.to_string()).or_default()
+        if !self.links.contains_key(node) {
+            self.links.insert(node.to_string(), Link::default());
+        }
+        self.links.get_mut(node).expect("inserted above")
     }
 
     /// Queues a call on the link of `node`, held if `held` (the link's

@@ -1,0 +1,292 @@
+//! The simulator's clients by node ID ([`Clients`]): a list in ID order
+//! with a hash table over it, so that an event finds its node's client
+//! with a hash and, mostly, one compare of IDs (a sorted map compares ~15
+//! IDs for 500 nodes, and every client event asks once).
+
+use crate::client::Client;
+use serde::de::{Deserialize, Deserializer};
+use serde::ser::{Serialize, Serializer};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// The clients by node ID. Reads like the `BTreeMap<String, Client>` it
+/// replaces (`get`, `get_mut`, iteration in ID order) and serializes as
+/// one. The scenario's nodes are all added when the world is built, so the
+/// table is built then and shared, unchanged, by every checkpoint's copy.
+#[derive(Clone, Default)]
+pub struct Clients {
+    /// The clients with their node IDs, in ID order, IDs unique.
+    entries: Vec<(String, Client)>,
+    /// Open addressing by [`id_hash`]: a power of two of slots, at most
+    /// half full, each empty ([`EMPTY`]) or a position in `entries`.
+    table: Arc<Vec<u32>>,
+}
+
+/// An empty slot of [`Clients::table`].
+const EMPTY: u32 = u32::MAX;
+
+/// A fixed hash of a node ID, eight bytes at a time, mixed at the end so
+/// that its low bits, which pick a slot, depend on every byte (IDs such as
+/// `node-123` differ only in their last bytes). The table's layout depends
+/// on nothing but the IDs.
+fn id_hash(id: &str) -> usize {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut hash = id.len() as u64;
+    let mut words = id.as_bytes().chunks_exact(8);
+    for word in &mut words {
+        let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        hash = (hash.rotate_left(23) ^ word).wrapping_mul(K);
+    }
+    for (place, byte) in words.remainder().iter().enumerate() {
+        hash ^= u64::from(*byte) << (8 * place);
+    }
+    // splitmix64's finaliser.
+    hash = (hash ^ (hash >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    hash = (hash ^ (hash >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (hash ^ (hash >> 31)) as usize
+}
+
+/// Puts `position` in the first free slot for `id` in `table` (a power of
+/// two of slots, with one free).
+fn place(table: &mut [u32], id: &str, position: usize) {
+    let mask = table.len() - 1;
+    let mut slot = id_hash(id) & mask;
+    while table[slot] != EMPTY {
+        slot = (slot + 1) & mask;
+    }
+    table[slot] = u32::try_from(position).expect("fewer than 2^32 nodes");
+}
+
+/// One entry as a pair of references.
+type EntryRef<'a> = fn(&'a (String, Client)) -> (&'a String, &'a Client);
+
+/// The clients in node ID order, with their IDs.
+pub type Iter<'a> = std::iter::Map<std::slice::Iter<'a, (String, Client)>, EntryRef<'a>>;
+
+impl Clients {
+    /// No clients.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many clients.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The position in `entries` of the client of `id`.
+    fn position(&self, id: &str) -> Option<usize> {
+        let mask = self.table.len().checked_sub(1)?;
+        let mut slot = id_hash(id) & mask;
+        loop {
+            let position = *self.table.get(slot)?;
+            if position == EMPTY {
+                return None;
+            }
+            let position = position as usize;
+            if self.entries.get(position).is_some_and(|(key, _)| key == id) {
+                return Some(position);
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+
+    /// The client of node `id`.
+    pub fn get(&self, id: &str) -> Option<&Client> {
+        self.position(id).map(|position| &self.entries[position].1)
+    }
+
+    /// The client of node `id`, to change.
+    pub fn get_mut(&mut self, id: &str) -> Option<&mut Client> {
+        let position = self.position(id)?;
+        Some(&mut self.entries[position].1)
+    }
+
+    /// Whether node `id` has a client.
+    pub fn contains_key(&self, id: &str) -> bool {
+        self.position(id).is_some()
+    }
+
+    /// Adds (or replaces) the client of node `id`; returns the one replaced.
+    pub fn insert(&mut self, id: String, client: Client) -> Option<Client> {
+        match self
+            .entries
+            .binary_search_by(|(key, _)| key.as_str().cmp(&id))
+        {
+            Ok(position) => Some(std::mem::replace(&mut self.entries[position].1, client)),
+            Err(position) => {
+                self.entries.insert(position, (id, client));
+                if position + 1 == self.entries.len() && self.entries.len() * 2 <= self.table.len()
+                {
+                    // Appended (the scenario lists its nodes in ID order)
+                    // with room left: only its own slot is new.
+                    let table = Arc::make_mut(&mut self.table);
+                    place(table, &self.entries[position].0, position);
+                } else {
+                    // The positions after it moved, or the table is full:
+                    // build it again (the nodes are added once, when the
+                    // world is built).
+                    self.build_table();
+                }
+                None
+            }
+        }
+    }
+
+    /// The table over `entries`.
+    /// (With room for as many again, so that appending rebuilds it only
+    /// when the count doubles.)
+    fn build_table(&mut self) {
+        let slots = (self.entries.len() * 4).next_power_of_two();
+        let mut table = vec![EMPTY; slots];
+        for (position, (id, _)) in self.entries.iter().enumerate() {
+            place(&mut table, id, position);
+        }
+        self.table = Arc::new(table);
+    }
+
+    /// The clients with their node IDs, in ID order.
+    pub fn iter(&self) -> Iter<'_> {
+        self.into_iter()
+    }
+
+    /// The node IDs in order.
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + Clone {
+        self.entries.iter().map(|(id, _)| id)
+    }
+
+    /// The clients in node ID order.
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &Client> + Clone {
+        self.entries.iter().map(|(_, client)| client)
+    }
+
+    /// The clients in node ID order, to change.
+    pub fn values_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut Client> {
+        self.entries.iter_mut().map(|(_, client)| client)
+    }
+}
+
+impl<'a> IntoIterator for &'a Clients {
+    type Item = (&'a String, &'a Client);
+    type IntoIter = Iter<'a>;
+
+    fn into_iter(self) -> Iter<'a> {
+        fn pair((id, client): &(String, Client)) -> (&String, &Client) {
+            (id, client)
+        }
+        self.entries.iter().map(pair as EntryRef<'a>)
+    }
+}
+
+impl FromIterator<(String, Client)> for Clients {
+    fn from_iter<I: IntoIterator<Item = (String, Client)>>(entries: I) -> Self {
+        // Sorted and deduplicated (the last client wins) as a map would.
+        let sorted: BTreeMap<String, Client> = entries.into_iter().collect();
+        let mut clients = Clients {
+            entries: sorted.into_iter().collect(),
+            table: Arc::default(),
+        };
+        clients.build_table();
+        clients
+    }
+}
+
+/// Two are equal when they hold the same clients under the same IDs.
+impl PartialEq for Clients {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl fmt::Debug for Clients {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self).finish()
+    }
+}
+
+/// Written as the map by node ID it stands for.
+impl Serialize for Clients {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Clients {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let entries = BTreeMap::<String, Client>::deserialize(deserializer)?;
+        Ok(entries.into_iter().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Clients;
+    use crate::client::Client;
+    use crate::profile::{Rules, Version};
+    use crate::server::NodeRecord;
+    use std::collections::BTreeMap;
+
+    fn client(id: &str) -> Client {
+        let record = NodeRecord {
+            node: crate::model::Node {
+                id: id.to_string(),
+                ..crate::model::Node::default()
+            },
+            cpu: 1000,
+            memory_mb: 1024,
+            last_missed_heartbeat_index: 0,
+            last_alloc_update_index: 0,
+            agent: Default::default(),
+        };
+        Client::new(record, true, 0, Rules::for_version(Version::LATEST), true)
+    }
+
+    /// Added in a scrambled order (and one replaced), the clients read,
+    /// iterate and serialize as a `BTreeMap` of them does, and IDs not
+    /// added (one sharing a prefix, an empty one) find nothing.
+    #[test]
+    fn agrees_with_btree_map() {
+        let mut clients = Clients::new();
+        let mut model = BTreeMap::new();
+        for n in 0..300u32 {
+            let id = format!("node-{:03}", (n * 7) % 300);
+            clients.insert(id.clone(), client(&id));
+            model.insert(id.clone(), client(&id));
+        }
+        let mut changed = client("node-042");
+        changed.ttl = 7;
+        assert!(clients.insert("node-042".into(), changed.clone()).is_some());
+        model.insert("node-042".into(), changed);
+        assert_eq!(clients.len(), model.len());
+        assert!(clients.iter().eq(model.iter()));
+        assert!(clients.keys().eq(model.keys()));
+        for id in model.keys() {
+            assert_eq!(clients.get(id), model.get(id));
+        }
+        assert_eq!(clients.get("node-042").map(|c| c.ttl), Some(7));
+        for absent in ["node-300", "node-04", "node-0420", ""] {
+            assert!(!clients.contains_key(absent));
+            assert!(clients.get(absent).is_none());
+        }
+        if let Some(client) = clients.get_mut("node-100") {
+            client.ttl = 9;
+        }
+        assert_eq!(clients.get("node-100").map(|c| c.ttl), Some(9));
+        let json = serde_json::to_string(&clients).expect("serialize");
+        let mut model_json = model.clone();
+        if let Some(client) = model_json.get_mut("node-100") {
+            client.ttl = 9;
+        }
+        assert_eq!(json, serde_json::to_string(&model_json).expect("model"));
+        let back: Clients = serde_json::from_str(&json).expect("deserialize");
+        assert_eq!(back, clients);
+        assert_eq!(back.get("node-100").map(|c| c.ttl), Some(9));
+        assert!(Clients::new().get("node-000").is_none());
+    }
+}
