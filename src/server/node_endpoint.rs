@@ -47,9 +47,12 @@ impl Server {
         out: &mut Vec<ServerEffect>,
     ) {
         let result = match &rpc {
-            Rpc::Register { node: record } => self
-                .register(now, record, rng, out)
-                .map(|ttl| (Reply::Heartbeat { ttl }, format!("ttl={}", fmt_ticks(ttl)))),
+            Rpc::Register { node: record } => self.register(now, record, rng, out).map(|ttl| {
+                (
+                    Reply::Heartbeat { ttl },
+                    format!("ttl={}s", Seconds::of(ttl)),
+                )
+            }),
             Rpc::UpdateStatus => self
                 .update_node_status(now, node, NodeStatus::Ready, "client heartbeat", rng, out)
                 .map(|(status, ttl)| {
@@ -556,39 +559,6 @@ impl Server {
         }));
         if eligible {
             self.unblock_all(&format!("node {node} became eligible"), out);
-        }
-    }
-}
-
-/// `ticks` as seconds with three decimals and an `s` (`"{}.{:03}s"` of the
-/// seconds and milliseconds).
-fn fmt_ticks(ticks: Tick) -> String {
-    [Seconds::of(ticks).as_str(), "s"].concat()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::fmt_ticks;
-
-    #[test]
-    fn ticks_are_written_as_the_seconds_format_writes_them() {
-        for ticks in [
-            0,
-            7,
-            42,
-            999,
-            1000,
-            1001,
-            10_050,
-            59_999,
-            123_456_789,
-            u64::MAX,
-        ] {
-            assert_eq!(
-                fmt_ticks(ticks),
-                format!("{}.{:03}s", ticks / 1000, ticks % 1000),
-                "{ticks}"
-            );
         }
     }
 }

@@ -29,23 +29,15 @@ impl Seconds {
     /// The text of `ticks`.
     pub fn of(ticks: Tick) -> Seconds {
         let mut digits = [0u8; 24];
-        let mut start = digits.len() - 4;
+        let point = digits.len() - 4;
         let millis = ticks % TICKS_PER_SEC;
-        digits[start..].copy_from_slice(&[
+        digits[point..].copy_from_slice(&[
             b'.',
             b'0' + (millis / 100) as u8,
             b'0' + (millis / 10 % 10) as u8,
             b'0' + (millis % 10) as u8,
         ]);
-        let mut secs = ticks / TICKS_PER_SEC;
-        loop {
-            start -= 1;
-            digits[start] = b'0' + (secs % 10) as u8;
-            secs /= 10;
-            if secs == 0 {
-                break;
-            }
-        }
+        let start = write_digits(&mut digits[..point], ticks / TICKS_PER_SEC);
         Seconds { digits, start }
     }
 
@@ -53,6 +45,20 @@ impl Seconds {
     pub fn as_str(&self) -> &str {
         // ASCII digits and a dot only.
         std::str::from_utf8(&self.digits[self.start..]).unwrap_or_default()
+    }
+}
+
+/// Writes `n`'s decimal digits at the end of `buf` (which must hold them:
+/// 20 bytes hold any `u64`) and returns where they start.
+pub(crate) fn write_digits(buf: &mut [u8], mut n: u64) -> usize {
+    let mut start = buf.len();
+    loop {
+        start -= 1;
+        buf[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return start;
+        }
     }
 }
 

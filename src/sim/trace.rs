@@ -4,7 +4,7 @@
 //! the UI shows in its log.
 
 use super::net::CallId;
-use super::queue::{Seconds, Tick};
+use super::queue::{Seconds, Tick, write_digits};
 use crate::model::eval::DesiredUpdates;
 use crate::server::rpc::Rpc;
 use serde::{Deserialize, Serialize};
@@ -1443,18 +1443,9 @@ pub fn short(id: &str) -> &str {
 /// Appends `n` right-aligned in `width` columns (wider when it has more
 /// digits), as `{n:>width$}` does, without the formatting machinery (a
 /// trace line writes a few numbers).
-pub(crate) fn push_number(out: &mut String, mut n: u64, width: usize) {
+pub(crate) fn push_number(out: &mut String, n: u64, width: usize) {
     let mut digits = [b' '; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    let start = start.min(digits.len().saturating_sub(width));
+    let start = write_digits(&mut digits, n).min(digits.len().saturating_sub(width));
     // ASCII digits and spaces only.
     out.push_str(std::str::from_utf8(&digits[start..]).unwrap_or_default());
 }

@@ -986,18 +986,24 @@ mod tests {
         }
     }
 
-    /// `union_sorted` is the sorted union, whether one list is much
-    /// shorter (galloping) or not, and `remove_all` the difference.
-    #[test]
-    fn union_and_removal_of_positions() {
-        let lists: Vec<Vec<u32>> = vec![
+    /// Sorted position lists for the set tests: empty, one, short, long
+    /// and interleaved, sparse.
+    fn position_lists() -> Vec<Vec<u32>> {
+        vec![
             vec![],
             vec![5],
             vec![0, 3, 7],
             (0..100).map(|x| x * 2).collect(),
             (0..50).map(|x| x * 3 + 1).collect(),
             vec![1, 2, 3, 198, 199, 250],
-        ];
+        ]
+    }
+
+    /// `union_sorted` is the sorted union, whether one list is much
+    /// shorter (galloping) or not, and `remove_all` the difference.
+    #[test]
+    fn union_and_removal_of_positions() {
+        let lists = position_lists();
         for a in &lists {
             for b in &lists {
                 let mut want: Vec<u32> = a.iter().chain(b).copied().collect();
@@ -1016,14 +1022,7 @@ mod tests {
     /// `drop` accepts, and returns them.
     #[test]
     fn remove_where_removes_accepted_candidates() {
-        let lists: Vec<Vec<u32>> = vec![
-            vec![],
-            vec![5],
-            vec![0, 3, 7],
-            (0..100).map(|x| x * 2).collect(),
-            (0..50).map(|x| x * 3 + 1).collect(),
-            vec![1, 2, 3, 198, 199, 250],
-        ];
+        let lists = position_lists();
         for a in &lists {
             for b in &lists {
                 let drop = |p: u32| p % 3 != 2;
@@ -1057,13 +1056,7 @@ mod tests {
     /// sets are empty, short or long.
     #[test]
     fn union_list_lists_each_position_once() {
-        let lists: Vec<Vec<u32>> = vec![
-            vec![],
-            vec![5],
-            (0..100).map(|x| x * 2).collect(),
-            (0..50).map(|x| x * 3 + 1).collect(),
-            vec![1, 2, 3, 198, 199, 250],
-        ];
+        let lists = position_lists();
         for a in &lists {
             for b in &lists {
                 for c in &lists {
