@@ -834,61 +834,64 @@ impl Client {
 
     /// Starts runners whose watches are all done and whose start time came.
     fn kick_waiters(&mut self, now: Tick, out: &mut Vec<ClientEffect>) {
-        // Only a local watch asks whether the alloc it watches is terminal:
-        // without one (the usual case) the set stays empty and unbuilt.
-        let any_local = self
-            .runners
-            .values()
-            .any(|runner| runner.watches.iter().any(|w| w.state == WatchState::Local));
-        let terminal: std::collections::BTreeSet<String> = if any_local {
-            self.runners
-                .iter()
-                .filter(|(_, runner)| runner.client_status.is_terminal())
-                .map(|(id, _)| id.clone())
-                .collect()
-        } else {
-            std::collections::BTreeSet::new()
-        };
+        // One read-only pass finds the runners that change: a local watch
+        // of a terminal alloc ends (only a local watch asks whether the
+        // alloc it watches is terminal, by looking it up), and a pending
+        // runner whose watches are all done gets its start scheduled.
         // Write only if something changes: the runners may be shared with a
         // history checkpoint.
-        let changes = self.runners.values().any(|runner| {
-            let finished = |w: &PrevWatch| {
-                w.state == WatchState::Done
-                    || (w.state == WatchState::Local && terminal.contains(&w.watched))
+        let runners = &self.runners;
+        let local_done = |w: &PrevWatch| {
+            w.state == WatchState::Local
+                && runners
+                    .get(&w.watched)
+                    .is_some_and(|watched| watched.client_status.is_terminal())
+        };
+        // Per changed runner: its id, which of its watches end (empty when
+        // none does), whether its start gets scheduled (then, below, the
+        // deployment health deadline that arms).
+        let mut changed: Vec<(String, Vec<bool>, bool, Option<Time>)> = Vec::new();
+        for (id, runner) in runners.iter() {
+            let ending: Vec<bool> = if runner.watches.iter().any(local_done) {
+                runner.watches.iter().map(local_done).collect()
+            } else {
+                Vec::new()
             };
-            runner
-                .watches
-                .iter()
-                .any(|w| w.state == WatchState::Local && terminal.contains(&w.watched))
-                || (runner.client_status == ClientStatus::Pending
-                    && !runner.start_scheduled
-                    && runner.watches.iter().all(finished))
-        });
-        if !changes {
+            let ready = runner.client_status == ClientStatus::Pending
+                && !runner.start_scheduled
+                && runner
+                    .watches
+                    .iter()
+                    .all(|w| w.state == WatchState::Done || local_done(w));
+            if !ending.is_empty() || ready {
+                changed.push((id.clone(), ending, ready, None));
+            }
+        }
+        if changed.is_empty() {
             return;
         }
-        let mut ready = Vec::new();
-        for (id, runner) in Arc::make_mut(&mut self.runners).iter_mut() {
-            for watch in &mut runner.watches {
-                if watch.state == WatchState::Local && terminal.contains(&watch.watched) {
+        // The runners' statuses do not change below: what the pass found
+        // holds while the changes are written, in the runners' order.
+        let runners = Arc::make_mut(&mut self.runners);
+        for (id, ending, ready, deadline) in &mut changed {
+            let Some(runner) = runners.get_mut(id.as_str()) else {
+                *ready = false;
+                continue;
+            };
+            for (watch, ends) in runner.watches.iter_mut().zip(std::mem::take(ending)) {
+                if ends {
                     watch.state = WatchState::Done;
                 }
             }
-            if runner.client_status == ClientStatus::Pending
-                && !runner.start_scheduled
-                && runner.watches.iter().all(|w| w.state == WatchState::Done)
-            {
+            if *ready {
                 runner.start_scheduled = true;
-                ready.push(id.clone());
+                *deadline = runner.arm_health(tick_time(now));
             }
         }
-        for id in &ready {
-            let deadline = Arc::make_mut(&mut self.runners)
-                .get_mut(id)
-                .and_then(|runner| runner.arm_health(tick_time(now)));
-            self.health_timers(id, deadline.into_iter().collect(), out);
+        for (id, _, _, deadline) in changed.iter().filter(|change| change.2) {
+            self.health_timers(id, deadline.iter().copied().collect(), out);
         }
-        for id in ready {
+        for (id, _, _, _) in changed.into_iter().filter(|change| change.2) {
             if self.task_start == 0 {
                 self.try_start(now, &id, out);
             } else {

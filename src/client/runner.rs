@@ -144,22 +144,19 @@ pub struct HealthWatch {
 impl AllocRunner {
     /// A pending runner.
     pub fn new(alloc: &Allocation, watches: Vec<PrevWatch>) -> AllocRunner {
-        let task_names: Vec<String> = alloc
-            .job_task_group()
-            .map(|tg| tg.tasks.iter().map(|task| task.name.clone()).collect())
-            .unwrap_or_default();
-        let task_states = task_names
-            .into_iter()
-            .map(|name| {
-                (
-                    name,
-                    TaskState {
-                        state: "pending".to_string(),
-                        ..TaskState::default()
-                    },
-                )
-            })
-            .collect();
+        let pending = |task: &crate::model::job::Task| {
+            (
+                task.name.clone(),
+                TaskState {
+                    state: "pending".to_string(),
+                    ..TaskState::default()
+                },
+            )
+        };
+        let task_states = match alloc.job_task_group() {
+            Some(tg) => TaskStates::from_few(tg.tasks.iter().map(pending)),
+            None => TaskStates::new(),
+        };
         AllocRunner {
             alloc: RunnerAlloc::of(alloc),
             client_status: ClientStatus::Pending,
