@@ -187,6 +187,18 @@ pub struct Client {
     pub chroot: Arc<Vec<ChrootEntry>>,
 }
 
+/// What [`Client::kick_waiters`] changes in one runner.
+struct WaiterChange {
+    /// The runner's alloc ID.
+    id: String,
+    /// Per watch, whether it ends (empty when none does).
+    ending: Vec<bool>,
+    /// Whether the runner's start gets scheduled.
+    ready: bool,
+    /// The deployment health deadline its start arms.
+    deadline: Option<Time>,
+}
+
 impl Client {
     /// A client for `record`. `registered` = already registered and ready.
     pub fn new(
@@ -847,10 +859,7 @@ impl Client {
                     .get(&w.watched)
                     .is_some_and(|watched| watched.client_status.is_terminal())
         };
-        // Per changed runner: its id, which of its watches end (empty when
-        // none does), whether its start gets scheduled (then, below, the
-        // deployment health deadline that arms).
-        let mut changed: Vec<(String, Vec<bool>, bool, Option<Time>)> = Vec::new();
+        let mut changed: Vec<WaiterChange> = Vec::new();
         for (id, runner) in runners.iter() {
             let ending: Vec<bool> = if runner.watches.iter().any(local_done) {
                 runner.watches.iter().map(local_done).collect()
@@ -864,7 +873,12 @@ impl Client {
                     .iter()
                     .all(|w| w.state == WatchState::Done || local_done(w));
             if !ending.is_empty() || ready {
-                changed.push((id.clone(), ending, ready, None));
+                changed.push(WaiterChange {
+                    id: id.clone(),
+                    ending,
+                    ready,
+                    deadline: None,
+                });
             }
         }
         if changed.is_empty() {
@@ -873,25 +887,29 @@ impl Client {
         // The runners' statuses do not change below: what the pass found
         // holds while the changes are written, in the runners' order.
         let runners = Arc::make_mut(&mut self.runners);
-        for (id, ending, ready, deadline) in &mut changed {
-            let Some(runner) = runners.get_mut(id.as_str()) else {
-                *ready = false;
+        for change in &mut changed {
+            let Some(runner) = runners.get_mut(change.id.as_str()) else {
+                change.ready = false;
                 continue;
             };
-            for (watch, ends) in runner.watches.iter_mut().zip(std::mem::take(ending)) {
+            for (watch, ends) in runner
+                .watches
+                .iter_mut()
+                .zip(std::mem::take(&mut change.ending))
+            {
                 if ends {
                     watch.state = WatchState::Done;
                 }
             }
-            if *ready {
+            if change.ready {
                 runner.start_scheduled = true;
-                *deadline = runner.arm_health(tick_time(now));
+                change.deadline = runner.arm_health(tick_time(now));
             }
         }
-        for (id, _, _, deadline) in changed.iter().filter(|change| change.2) {
-            self.health_timers(id, deadline.iter().copied().collect(), out);
+        for change in changed.iter().filter(|change| change.ready) {
+            self.health_timers(&change.id, change.deadline.iter().copied().collect(), out);
         }
-        for (id, _, _, _) in changed.into_iter().filter(|change| change.2) {
+        for WaiterChange { id, .. } in changed.into_iter().filter(|change| change.ready) {
             if self.task_start == 0 {
                 self.try_start(now, &id, out);
             } else {

@@ -596,8 +596,44 @@ impl<'de, T: Clone + Deserialize<'de>> Deserialize<'de> for ChunkVec<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{ChunkMap, ChunkVec};
+    use super::{ChunkMap, ChunkVec, SortKey, key_order};
     use std::collections::BTreeMap;
+
+    /// Keys ordered by prefix first order exactly as they order whole:
+    /// short keys, keys equal in their first eight bytes, zero bytes,
+    /// non-ASCII bytes.
+    #[test]
+    fn prefix_order_is_the_key_order() {
+        let keys = [
+            "",
+            "\0",
+            "a",
+            "a\0",
+            "ab",
+            "node-1",
+            "node-10",
+            "node-100",
+            "node-2",
+            "node-001",
+            "node-0010",
+            "node-0010\0",
+            "node-00100",
+            "node-001a",
+            "\u{ff}",
+            "\u{e9}t\u{e9}",
+            "zzzzzzzz",
+            "zzzzzzzza",
+            "zzzzzzz",
+            "aaaaaaaa\u{100}",
+        ];
+        for a in keys {
+            for b in keys {
+                assert_eq!(key_order(a, b.prefix(), b), a.cmp(b), "{a:?} {b:?}");
+                let (a, b) = (a.to_string(), b.to_string());
+                assert_eq!(key_order(&a, b.prefix(), &b), a.cmp(&b), "{a:?} {b:?}");
+            }
+        }
+    }
 
     /// The list keeps its items in order through pushes, and a clone taken
     /// midway keeps its own items.
