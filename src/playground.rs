@@ -1114,9 +1114,6 @@ mod tests {
         )
     }
 
-    /// Past the windows, the view built from the summaries of earlier
-    /// records and the newest records only is the view built from scratch,
-    /// and unchanged nodes keep their view's `Arc` from one step to the next.
     /// The log revision changes whenever the log or its branches change,
     /// and stays while the user only moves through the history.
     #[test]
@@ -1165,6 +1162,10 @@ mod tests {
         assert!(playground.log_revision() >= 5);
     }
 
+    /// Past the windows, the view built from the summaries of earlier
+    /// records and the newest records only is the view built from scratch,
+    /// and unchanged nodes and evals keep their view's `Arc` from one step
+    /// to the next.
     #[test]
     fn the_cached_view_past_the_windows_equals_a_view_built_from_scratch() {
         let mut playground =
