@@ -154,7 +154,7 @@ impl AllocRunner {
             )
         };
         let task_states = match alloc.job_task_group() {
-            Some(tg) => TaskStates::from_few(tg.tasks.iter().map(pending)),
+            Some(tg) => tg.tasks.iter().map(pending).collect(),
             None => TaskStates::new(),
         };
         AllocRunner {

@@ -248,21 +248,6 @@ impl TaskStates {
         }
     }
 
-    /// The states of `tasks` (any order; the last state of a repeated task
-    /// wins, as with `collect`), sorted by insertion into one list sized
-    /// up front: no map built and taken apart, for the few tasks of a group.
-    pub fn from_few(tasks: impl ExactSizeIterator<Item = (String, TaskState)>) -> Self {
-        let mut list: Vec<(String, TaskState)> = Vec::with_capacity(tasks.len());
-        for (task, state) in tasks {
-            match list.binary_search_by(|(name, _)| name.as_str().cmp(&task)) {
-                Ok(index) => list[index].1 = state,
-                Err(index) => list.insert(index, (task, state)),
-            }
-        }
-        list.shrink_to_fit();
-        TaskStates::from_sorted(list)
-    }
-
     /// The (task, state) list.
     fn tasks(&self) -> &[(String, TaskState)] {
         self.tasks.as_deref().map_or(&[], Vec::as_slice)
@@ -375,8 +360,18 @@ impl<'a> IntoIterator for &'a mut TaskStates {
 impl FromIterator<(String, TaskState)> for TaskStates {
     fn from_iter<I: IntoIterator<Item = (String, TaskState)>>(tasks: I) -> Self {
         // Sorted, the last state of a repeated task winning, as a BTreeMap
-        // (built by inserting: `collect` would compile a sort of its own).
-        crate::cold_sort::map_from(tasks).into()
+        // would keep them, by insertion into one list (a group has a few
+        // tasks: no map built and taken apart, and no sort compiled).
+        let tasks = tasks.into_iter();
+        let mut list: Vec<(String, TaskState)> = Vec::with_capacity(tasks.size_hint().0);
+        for (task, state) in tasks {
+            match list.binary_search_by(|(name, _)| name.as_str().cmp(&task)) {
+                Ok(index) => list[index].1 = state,
+                Err(index) => list.insert(index, (task, state)),
+            }
+        }
+        list.shrink_to_fit();
+        TaskStates::from_sorted(list)
     }
 }
 
@@ -679,11 +674,10 @@ mod tests {
         let mut tasks: TaskStates = pairs.iter().cloned().collect();
         assert_eq!(tasks.len(), 3);
         assert_eq!(tasks, TaskStates::from(&map));
-        let few = TaskStates::from_few(pairs.iter().cloned());
-        assert!(few.iter().eq(map.iter()));
-        assert_eq!(few.tasks.as_ref().map(|list| list.capacity()), Some(3));
-        assert_eq!(TaskStates::from_few(std::iter::empty()), TaskStates::new());
-        assert!(TaskStates::from_few(std::iter::empty()).tasks.is_none());
+        assert_eq!(tasks.tasks.as_ref().map(|list| list.capacity()), Some(3));
+        let none: TaskStates = std::iter::empty().collect();
+        assert_eq!(none, TaskStates::new());
+        assert!(none.tasks.is_none());
         assert!(tasks.iter().eq(map.iter()));
         assert_eq!(tasks["web"].restarts, 3);
         assert_eq!(tasks.get("nope"), None);
