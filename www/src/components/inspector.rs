@@ -211,7 +211,7 @@ fn node_detail(
             <dl class="pairs">
                 <dt>{ "Status" }</dt><dd>{ &node.status }</dd>
                 <dt>{ "Link" }</dt><dd>{ if node.link_up { "up" } else { "cut by you" } }</dd>
-                <dt>{ "Heartbeat TTL left" }</dt><dd>{ ttl_left_ms.map(|ms| format!("{:.1}s", ms as f64 / 1000.0)).unwrap_or_else(|| "—".into()) }</dd>
+                <dt>{ "Heartbeat TTL left" }</dt><dd>{ ttl_left_ms.map(crate::components::cluster::ttl_text).unwrap_or_else(|| "—".into()) }</dd>
                 <dt>{ "Eligible" }</dt><dd>{ node.eligible }</dd>
                 <dt>{ "Draining" }</dt><dd>{ node.draining }</dd>
                 <dt>{ "Allocations" }</dt><dd>{ node.allocs.len() }</dd>
