@@ -412,6 +412,75 @@ test('above 50 nodes the cluster and the dock draw dense rows, only those in vie
   await context.close();
 });
 
+// The dense rows' heartbeat TTLs, which change at every step, are drawn as the lines of one text
+// beside the rows (so that a step leaves the rows alone): each drawn row has its TTL line over its
+// TTL slot, the node's own TTL (as the inspector gives it), after a step and after a scroll too.
+test('dense rows show each drawn row its own heartbeat TTL, across steps and scrolling', async () => {
+  const { page, errors, context } = await openBigScenarioAtStep1();
+  await page.getByTestId('node-node-000').locator('[data-testid^="alloc-"]').first().waitFor();
+  // Each drawn row, top to bottom: its node, the TTL line drawn for it, and whether that line's
+  // text sits in the row's TTL slot (vertically inside it, right-aligned with it).
+  const ttlRows = () => page.evaluate(() => {
+    const rows = [...document.querySelectorAll('.dense-rows > .node-row')]
+      .sort((a, b) => a.offsetTop - b.offsetTop);
+    const column = document.querySelector('.ttl-column');
+    const text = column.firstChild;
+    const lines = text.data.split('\n');
+    let offset = 0;
+    return {
+      lines: lines.length - 1,
+      rows: rows.map((row, index) => {
+        const range = document.createRange();
+        range.setStart(text, offset);
+        range.setEnd(text, offset + lines[index].length);
+        offset += lines[index].length + 1;
+        const line = range.getBoundingClientRect();
+        const slot = row.querySelector('.node-ttl').getBoundingClientRect();
+        const middle = (line.top + line.bottom) / 2;
+        return {
+          node: row.getAttribute('data-testid').slice('node-'.length),
+          ttl: lines[index],
+          inSlot: middle > slot.top && middle < slot.bottom && Math.abs(line.right - slot.right) < 1.5,
+        };
+      }),
+    };
+  });
+  const check = (seen, what) => {
+    assert.equal(seen.lines, seen.rows.length, `${what}: one TTL line per drawn row`);
+    for (const row of seen.rows) {
+      assert.match(row.ttl, /^\d+\.\ds$/, `${what}: ${JSON.stringify(row)}`);
+      assert.ok(row.inSlot, `${what}: the TTL line sits in its row's slot: ${JSON.stringify(row)}`);
+    }
+  };
+  const before = await ttlRows();
+  check(before, 'step 1');
+  // A step changes the TTLs, not the rows: the row elements drawn are the same ones.
+  await page.evaluate(() => { for (const row of document.querySelectorAll('.dense-rows > .node-row')) row.keptAcrossStep = true; });
+  await page.getByTestId('step').click();
+  await waitForStep(page, 2);
+  const after = await ttlRows();
+  check(after, 'step 2');
+  assert.notDeepEqual(after.rows.map((r) => r.ttl), before.rows.map((r) => r.ttl), 'the TTLs counted down');
+  assert.ok(await page.evaluate(() => [...document.querySelectorAll('.dense-rows > .node-row')].every((row) => row.keptAcrossStep)));
+  // Each line is its own row's TTL: the inspector gives the same for the node.
+  const third = after.rows[3];
+  await page.getByTestId(`node-${third.node}`).locator('.node-head').click();
+  const detail = page.getByTestId('node-detail');
+  await detail.waitFor();
+  const inspected = await detail.evaluate((d) => [...d.querySelectorAll('dt')]
+    .find((dt) => dt.textContent === 'Heartbeat TTL left').nextElementSibling.textContent);
+  assert.equal(inspected, third.ttl);
+  // Scrolled down the list, the lines follow the rows drawn there.
+  await page.getByTestId('online-zone').evaluate((zone) => { zone.scrollTop = 30 * 42; });
+  await page.getByTestId('node-node-035').waitFor();
+  await twoFrames(page);
+  const scrolled = await ttlRows();
+  check(scrolled, 'scrolled');
+  assert.ok(scrolled.rows.some((row) => row.node === 'node-035'), JSON.stringify(scrolled.rows.map((r) => r.node)));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 // Above 8 clients the sequence diagram gives lanes only to the clients that fit in its box and
 // folds the others into one "+N clients" lane (ui-design §3), whose events name their client;
 // the node selected in the inspector is pinned to a lane of its own.

@@ -22,8 +22,9 @@ const DRAG_TYPE: &str = "text/plain";
 /// near the scrolled-to part of the list.
 pub const DENSE_ABOVE: usize = 50;
 /// The dense rows' layout: `.node-row` in style.css is 4 px shorter than the
-/// pitch (the gap leaves room for the focus ring); each drawn row costs at
-/// every step (its TTL changes), so few are drawn beyond the visible ones.
+/// pitch (the gap leaves room for the focus ring); rows are drawn a few
+/// beyond the visible ones (their TTLs are the lines of one text beside
+/// them, one line per drawn row, all rewritten at every step).
 const ROWS: RowWindow = RowWindow {
     pitch: 42,
     overscan: 4,
@@ -172,9 +173,10 @@ pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
     html! {
         <section class="cluster" data-testid="cluster" aria-label="Client nodes">
             <h2 class="panel-title">{ "Clients" }</h2>
-            // The heartbeat TTLs change at every step, for every node: they read the
-            // session from this context, so a card whose node is otherwise unchanged
-            // is skipped and only its small TTL component renders.
+            // The heartbeat TTLs change at every step, for every node: outside the
+            // virtualised rows they read the session from this context, so a card
+            // whose node is otherwise unchanged is skipped and only its small TTL
+            // component renders.
             <ContextProvider<Session> context={state.session.clone()}>
                 <div class={classes!("online-zone", dense.then_some("dense"))} data-testid="online-zone"
                      ondragover={allow_drop.clone()} ondrop={drop_to(true)} onscroll={dense.then_some(on_scroll)}
@@ -196,7 +198,8 @@ pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
 #[derive(Properties)]
 pub struct NodeCardProps {
     /// The node (its heartbeat TTL is not part of it: [`NodeTtl`] draws
-    /// it). The same `Arc` while the node is unchanged.
+    /// it, or for a virtualised row the list's TTL text). The same `Arc`
+    /// while the node is unchanged.
     pub node: Arc<NodeView>,
     /// The node's position in the view's node list (where [`NodeTtl`] looks first).
     pub index: usize,
