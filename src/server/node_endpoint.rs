@@ -149,7 +149,8 @@ impl Server {
         incoming.node.modify_index = index;
         let new_status = incoming.node.status.clone();
         self.state.nodes.insert(id.clone(), incoming);
-        self.nodes_changed();
+        self.state.node_slot(&id);
+        self.node_written(&id);
         match &original {
             Some(old) if *old != new_status => {
                 out.push(ServerEffect::Trace(TraceEvent::NodeStatus(Box::new(
@@ -224,7 +225,6 @@ impl Server {
         if new != stored {
             let index = self.bump_index();
             let index_gating = self.rules.index_gating;
-            self.nodes_changed();
             if let Some(record) = self.state.nodes.get_mut(node) {
                 record.node.status = new.clone();
                 record.node.modify_index = index;
@@ -236,6 +236,7 @@ impl Server {
                     }
                 }
             }
+            self.node_written(node);
             if stored == NodeStatus::Down && new == NodeStatus::Ready {
                 reason = format!("{reason}; node reregistered by heartbeat").into();
             }
@@ -479,7 +480,6 @@ impl Server {
         out: &mut Vec<ServerEffect>,
     ) {
         let index = self.bump_index();
-        self.nodes_changed();
         let Some(record) = self.state.nodes.get_mut(node) else {
             return;
         };
@@ -491,6 +491,7 @@ impl Server {
             record.node.scheduling_eligibility = SchedulingEligibility::Eligible;
         }
         record.node.modify_index = index;
+        self.node_written(node);
         out.push(ServerEffect::Trace(TraceEvent::NodeFlags {
             node: node.into(),
             detail: if enable {
@@ -541,7 +542,6 @@ impl Server {
         out: &mut Vec<ServerEffect>,
     ) {
         let index = self.bump_index();
-        self.nodes_changed();
         let Some(record) = self.state.nodes.get_mut(node) else {
             return;
         };
@@ -551,6 +551,7 @@ impl Server {
             SchedulingEligibility::Ineligible
         };
         record.node.modify_index = index;
+        self.node_written(node);
         out.push(ServerEffect::Trace(TraceEvent::NodeFlags {
             node: node.into(),
             detail: if eligible { "eligible" } else { "ineligible" }
