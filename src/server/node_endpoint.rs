@@ -70,7 +70,10 @@ impl Server {
                 .map(|detail| (Reply::Ack, detail)),
             Rpc::GetClientAllocs => {
                 let allocs = self.node_allocs(node);
-                let detail = format!("{} allocs", allocs.len());
+                // "<n> allocs", without the formatting machinery.
+                let mut detail = String::with_capacity(16);
+                crate::sim::trace::push_number(&mut detail, allocs.len() as u64, 0);
+                detail.push_str(" allocs");
                 Ok((Reply::Allocs { allocs }, detail))
             }
             Rpc::GetAlloc { alloc_id } => {

@@ -153,20 +153,23 @@ struct Usage {
 }
 
 /// The node a placement picked: its ID and name (for the new alloc), its
-/// normalized score and the allocs it preempts.
+/// slot when the pick knew it, its normalized score and the allocs it
+/// preempts.
 struct Chosen {
     node: String,
     name: String,
+    slot: Option<u32>,
     score: f64,
     preempt: Vec<String>,
 }
 
 impl Chosen {
     /// The node stored under `id`, with no preemption.
-    fn of(id: &str, record: &super::NodeRecord, score: f64) -> Chosen {
+    fn of(id: &str, slot: Option<u32>, record: &super::NodeRecord, score: f64) -> Chosen {
         Chosen {
             node: id.to_string(),
             name: record.node.name.clone(),
+            slot,
             score,
             preempt: Vec::new(),
         }
@@ -442,8 +445,8 @@ impl Server {
     /// looks up by an alloc's node, so it decides the same; with its lookup
     /// table.
     ///
-    /// Kept in [`super::TaintedCache`] between node writes and shared by
-    /// every eval until then. Nodes are never removed and allocs are placed
+    /// Kept in [`super::TaintedCache`] and shared by every eval (a write to
+    /// one node updates it: [`Server::tainted_node_written`]). Nodes are never removed and allocs are placed
     /// only on stored nodes, so no alloc's node is gone (debug builds check
     /// it, and that the cache and its table are current).
     fn cluster_tainted_nodes(&mut self, allocs: &[Arc<Allocation>]) -> TaintedNodes {
@@ -869,7 +872,8 @@ impl Server {
         let mut usage = Usage::default();
         self.seed_usage(plan, &mut usage);
         let mut failed = Vec::new();
-        let job_arc = self.shared_job(job);
+        // Taken when the first alloc is placed (most plans place none).
+        let mut job_arc: Option<Arc<Job>> = None;
         // Destructive updates: stop the old alloc, place its successor.
         let mut placements: Vec<Placement> = Vec::new();
         for update in &result.destructive_update {
@@ -917,9 +921,11 @@ impl Server {
                 Some(Chosen {
                     node,
                     name: node_name,
+                    slot,
                     score,
                     preempt,
                 }) => {
+                    let job_arc = job_arc.get_or_insert_with(|| self.shared_job(job));
                     let id = self.new_id();
                     let mut alloc = Allocation {
                         id: id.clone(),
@@ -929,7 +935,7 @@ impl Server {
                         node_id: node.clone(),
                         node_name,
                         job_id: job.id.clone(),
-                        job: Some(Arc::clone(&job_arc)),
+                        job: Some(Arc::clone(job_arc)),
                         task_group: group.clone(),
                         desired_status: DesiredStatus::Run,
                         client_status: ClientStatus::Pending,
@@ -977,7 +983,7 @@ impl Server {
                             self.unuse(&victim, &mut usage);
                         }
                     }
-                    self.use_alloc(&alloc, &mut usage);
+                    self.use_alloc(&alloc, slot, &mut usage);
                     plan.write(alloc);
                 }
                 None => failed.push(name),
@@ -1004,9 +1010,12 @@ impl Server {
         }
     }
 
-    fn shift(&mut self, alloc: &Allocation, usage: &mut Usage, sign: i64) {
+    /// Adds (`sign` 1) or takes away (-1) an alloc's share of its node (in
+    /// `slot`, looked up when not given) in the plan's deltas.
+    fn shift(&mut self, alloc: &Allocation, slot: Option<u32>, usage: &mut Usage, sign: i64) {
         let (cpu, mem) = self.alloc_resources(alloc);
-        let slot = self.state.node_slot(&alloc.node_id);
+        let slot = slot.unwrap_or_else(|| self.state.node_slot(&alloc.node_id));
+        debug_assert_eq!(self.state.node_usage.slot(&alloc.node_id), Some(slot));
         usage.touched.push(slot);
         let entry = usage.used.entry(slot).or_default();
         entry.0 += sign * cpu as i64;
@@ -1016,15 +1025,17 @@ impl Server {
         *groups.entry(key).or_default() += sign;
     }
 
-    fn use_alloc(&mut self, alloc: &Allocation, usage: &mut Usage) {
-        self.shift(alloc, usage, 1);
+    /// Adds a placed alloc to the plan's deltas (its node in `slot`, if
+    /// the pick knew it).
+    fn use_alloc(&mut self, alloc: &Allocation, slot: Option<u32>, usage: &mut Usage) {
+        self.shift(alloc, slot, usage, 1);
     }
 
     fn unuse(&mut self, alloc: &Allocation, usage: &mut Usage) {
         if alloc.terminal_status() {
             return;
         }
-        self.shift(alloc, usage, -1);
+        self.shift(alloc, None, usage, -1);
     }
 
     /// (cpu, mem) used on `node` including the plan so far.
@@ -1124,7 +1135,8 @@ impl Server {
         match best {
             Some((score, rank)) => {
                 let (id, record) = self.state.nodes.get_index(rank)?;
-                Some(Chosen::of(id, record, score as f64 / 1e6))
+                let slot = self.state.placement.slot(rank);
+                Some(Chosen::of(id, slot, record, score as f64 / 1e6))
             }
             None => self.select_node(job, spec, group, None, penalty_node, usage, plan),
         }
@@ -1171,7 +1183,7 @@ impl Server {
     ) -> Option<Chosen> {
         let group_spec = spec.groups.iter().find(|g| g.name == group)?;
         let (need_cpu, need_mem) = group_need(group_spec);
-        let mut best: Option<(f64, &String, &super::NodeRecord)> = None;
+        let mut best: Option<(f64, &String, Option<u32>, &super::NodeRecord)> = None;
         let mut feasible_full: Vec<&String> = Vec::new();
         let group_key = super::group_key(&job.id, group);
         // The slot table is in node ID order like the node table: walk it
@@ -1199,12 +1211,12 @@ impl Server {
                 // Rounded so that the choice never depends on the last bits.
                 Fit::Score(micros) => micros as f64 / 1e6,
             };
-            if best.as_ref().is_none_or(|(b, _, _)| score > *b) {
-                best = Some((score, id, record));
+            if best.as_ref().is_none_or(|(b, _, _, _)| score > *b) {
+                best = Some((score, id, slot, record));
             }
         }
-        if let Some((score, id, record)) = best {
-            return Some(Chosen::of(id, record, score));
+        if let Some((score, id, slot, record)) = best {
+            return Some(Chosen::of(id, slot, record, score));
         }
         let preemption = match job.job_type {
             JobType::System | JobType::SysBatch => self.config.preempt_system,
@@ -1259,7 +1271,7 @@ impl Server {
         }
         choice.map(|(_, id, victims)| Chosen {
             preempt: victims,
-            ..Chosen::of(id, &self.state.nodes[id], 0.0)
+            ..Chosen::of(id, None, &self.state.nodes[id], 0.0)
         })
     }
 
@@ -1521,6 +1533,7 @@ impl Server {
                 Some(Chosen {
                     node,
                     name: node_name,
+                    slot,
                     score,
                     preempt,
                 }) => {
@@ -1552,7 +1565,7 @@ impl Server {
                         }
                         updates.preemptions += 1;
                     }
-                    self.use_alloc(&alloc, &mut usage);
+                    self.use_alloc(&alloc, slot, &mut usage);
                     plan.write(alloc);
                     updates.place += 1;
                 }
