@@ -16,6 +16,7 @@ pub mod deployments;
 pub mod heartbeat;
 pub mod jobs;
 pub mod node_endpoint;
+pub mod node_table;
 pub mod plan;
 pub mod rpc;
 pub mod scheduler;
@@ -31,6 +32,7 @@ use crate::sim::trace::{
     BrokerState, EvalCreated, GroupUpdates, NodeName, SharedTexts, TraceEvent,
 };
 use broker::Broker;
+use node_table::NodeTable;
 use rpc::{Reply, Rpc};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -184,11 +186,13 @@ pub struct ServerState {
     /// node's and every timer event reads it: a `ChunkMap` compares IDs by
     /// their first bytes).
     pub heartbeat_timers: ChunkMap<String, Tick>,
-    /// (cpu, memory) asked for by the live (non-terminal) allocs of each node.
-    pub node_usage: BTreeMap<String, (u64, u64)>,
-    /// Live allocs per node and `job/group` (for job anti-affinity).
-    /// (Each node's map is shared between history checkpoints until written.)
-    pub group_counts: BTreeMap<String, Arc<BTreeMap<String, u64>>>,
+    /// (cpu, memory) asked for by the live (non-terminal) allocs of each
+    /// node, by node slot ([`ServerState::node_slot`]).
+    pub node_usage: NodeTable<(u64, u64)>,
+    /// Live allocs per node and `job/group` (for job anti-affinity), by
+    /// node slot. (Each node's map is shared between history checkpoints
+    /// until written.)
+    pub group_counts: NodeTable<Arc<BTreeMap<String, u64>>>,
     /// Counter for generated IDs.
     pub next_id: u64,
     /// Alloc writes and removals so far: equal counts mean the same allocs
@@ -205,6 +209,22 @@ pub struct ServerState {
     /// for placements (a cache: not serialized, empty in a copy).
     #[serde(skip)]
     pub placement: scheduler::PlacementIndex,
+}
+
+impl ServerState {
+    /// The slot of node `id` in the per-node tables ([`NodeTable`]),
+    /// handed out now if it has none: the one place that hands out slots
+    /// (dense, in the order the server first keeps something for a node,
+    /// never changed; both tables get the same one).
+    pub fn node_slot(&mut self, id: &str) -> u32 {
+        if let Some(slot) = self.node_usage.slot(id) {
+            return slot;
+        }
+        let slot = u32::try_from(self.node_usage.slot_count()).expect("fewer than 2^32 nodes");
+        self.node_usage.add_slot(id, slot);
+        self.group_counts.add_slot(id, slot);
+        slot
+    }
 }
 
 /// The allocs of one node or one job ([`ServerState::allocs_by_node`],
@@ -281,8 +301,9 @@ impl<'de> Deserialize<'de> for AllocIndex {
 /// table ([`scheduler::TaintedNodes`]): a cache derived
 /// from [`ServerState::nodes`], shared by every eval's reconciler input
 /// (the reconciler looks up only the nodes of the job's allocs, so the
-/// whole cluster's tainted nodes serve every job) until a node write
-/// empties it ([`Server::nodes_changed`]); the next eval fills it again.
+/// whole cluster's tainted nodes serve every job). A write to one node
+/// updates that node's entry ([`Server::node_written`]); other node writes
+/// empty it ([`Server::nodes_changed`]) and the next eval fills it again.
 /// It is not state: it is not serialized and any two compare equal.
 #[derive(Debug, Clone, Default)]
 pub struct TaintedCache(pub(crate) Option<scheduler::TaintedNodes>);
@@ -450,8 +471,8 @@ impl Server {
                 deployments: BTreeMap::new(),
                 broker: Broker::default(),
                 heartbeat_timers: ChunkMap::new(),
-                node_usage: BTreeMap::new(),
-                group_counts: BTreeMap::new(),
+                node_usage: NodeTable::default(),
+                group_counts: NodeTable::default(),
                 next_id: 0,
                 alloc_writes: 0,
                 deployment_watch: deployments::WatcherState::default(),
@@ -523,6 +544,15 @@ impl Server {
         self.state.placement = scheduler::PlacementIndex::default();
     }
 
+    /// To call after a write to the stored node `id` (and to no other
+    /// node): the cached tainted nodes take its new version (instead of
+    /// being built again from every node), the placement scores are
+    /// recomputed on next use.
+    pub(crate) fn node_written(&mut self, id: &str) {
+        self.state.placement = scheduler::PlacementIndex::default();
+        self.tainted_node_written(id);
+    }
+
     /// A new Raft index.
     pub fn bump_index(&mut self) -> u64 {
         self.state.index += 1;
@@ -557,15 +587,6 @@ fn index_alloc(index: &mut BTreeMap<String, Arc<AllocIndex>>, key: &str, alloc: 
         return;
     };
     Arc::make_mut(allocs).put(alloc);
-}
-
-/// The entry of `key` in `map`, made with the default value if missing
-/// (the key is copied only then).
-fn slot<'a, V: Default>(map: &'a mut BTreeMap<String, V>, key: &str) -> &'a mut V {
-    if !map.contains_key(key) {
-        map.insert(key.to_string(), V::default());
-    }
-    map.get_mut(key).expect("inserted above")
 }
 
 /// Whether two versions of an alloc take the same share of the same node
@@ -622,11 +643,11 @@ impl Server {
             return;
         }
         let (cpu, mem) = self.alloc_resources(alloc);
-        // The node's entries usually exist: look them up by the borrowed ID
-        // and copy it only for a new entry.
+        // One lookup of the node's slot serves both tables and the index.
         let state = &mut self.state;
-        state.placement.usage_changed(&alloc.node_id);
-        let usage = slot(&mut state.node_usage, &alloc.node_id);
+        let slot = state.node_slot(&alloc.node_id);
+        state.placement.usage_changed(slot);
+        let usage = state.node_usage.entry(slot);
         if sign > 0 {
             usage.0 += cpu;
             usage.1 += mem;
@@ -634,7 +655,7 @@ impl Server {
             usage.0 = usage.0.saturating_sub(cpu);
             usage.1 = usage.1.saturating_sub(mem);
         }
-        let groups = slot(&mut state.group_counts, &alloc.node_id);
+        let groups = state.group_counts.entry(slot);
         let key = group_key(&alloc.job_id, &alloc.task_group);
         let count = Arc::make_mut(groups).entry(key).or_default();
         *count = if sign > 0 {

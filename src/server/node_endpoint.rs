@@ -70,7 +70,10 @@ impl Server {
                 .map(|detail| (Reply::Ack, detail)),
             Rpc::GetClientAllocs => {
                 let allocs = self.node_allocs(node);
-                let detail = format!("{} allocs", allocs.len());
+                // "<n> allocs", without the formatting machinery.
+                let mut detail = String::with_capacity(16);
+                crate::sim::trace::push_number(&mut detail, allocs.len() as u64, 0);
+                detail.push_str(" allocs");
                 Ok((Reply::Allocs { allocs }, detail))
             }
             Rpc::GetAlloc { alloc_id } => {
@@ -149,7 +152,8 @@ impl Server {
         incoming.node.modify_index = index;
         let new_status = incoming.node.status.clone();
         self.state.nodes.insert(id.clone(), incoming);
-        self.nodes_changed();
+        self.state.node_slot(&id);
+        self.node_written(&id);
         match &original {
             Some(old) if *old != new_status => {
                 out.push(ServerEffect::Trace(TraceEvent::NodeStatus(Box::new(
@@ -224,7 +228,6 @@ impl Server {
         if new != stored {
             let index = self.bump_index();
             let index_gating = self.rules.index_gating;
-            self.nodes_changed();
             if let Some(record) = self.state.nodes.get_mut(node) {
                 record.node.status = new.clone();
                 record.node.modify_index = index;
@@ -236,6 +239,7 @@ impl Server {
                     }
                 }
             }
+            self.node_written(node);
             if stored == NodeStatus::Down && new == NodeStatus::Ready {
                 reason = format!("{reason}; node reregistered by heartbeat").into();
             }
@@ -479,7 +483,6 @@ impl Server {
         out: &mut Vec<ServerEffect>,
     ) {
         let index = self.bump_index();
-        self.nodes_changed();
         let Some(record) = self.state.nodes.get_mut(node) else {
             return;
         };
@@ -491,6 +494,7 @@ impl Server {
             record.node.scheduling_eligibility = SchedulingEligibility::Eligible;
         }
         record.node.modify_index = index;
+        self.node_written(node);
         out.push(ServerEffect::Trace(TraceEvent::NodeFlags {
             node: node.into(),
             detail: if enable {
@@ -541,7 +545,6 @@ impl Server {
         out: &mut Vec<ServerEffect>,
     ) {
         let index = self.bump_index();
-        self.nodes_changed();
         let Some(record) = self.state.nodes.get_mut(node) else {
             return;
         };
@@ -551,6 +554,7 @@ impl Server {
             SchedulingEligibility::Ineligible
         };
         record.node.modify_index = index;
+        self.node_written(node);
         out.push(ServerEffect::Trace(TraceEvent::NodeFlags {
             node: node.into(),
             detail: if eligible { "eligible" } else { "ineligible" }

@@ -316,7 +316,12 @@ impl Server {
                         )
                         .chain(entries().map(|a| &a.id)),
                 );
-                let (mut cpu, mut mem) = self.state.node_usage.get(node).copied().unwrap_or((0, 0));
+                let (mut cpu, mut mem) = self
+                    .state
+                    .node_usage
+                    .get_by_id(node)
+                    .copied()
+                    .unwrap_or((0, 0));
                 for id in &taken {
                     if let Some(alloc) = self.state.allocs.get(id.as_str())
                         && alloc.node_id == node

@@ -138,16 +138,42 @@ struct Processed {
 type Placement = (String, String, Option<Arc<Allocation>>, bool, bool, bool);
 
 /// Changes to node usage while a plan is being built, on top of the
-/// state's `node_usage` and `group_counts`.
+/// state's `node_usage` and `group_counts` (keyed by node slot, as they
+/// are: [`super::ServerState::node_slot`]).
 #[derive(Default)]
 struct Usage {
-    /// node → (cpu, mem) delta.
-    used: BTreeMap<String, (i64, i64)>,
-    /// node → job/group → alloc delta (nested, so lookups borrow).
-    collisions: BTreeMap<String, BTreeMap<String, i64>>,
-    /// Nodes whose deltas changed, in order (a node may repeat): the
-    /// scores kept in [`placement::PlanScores`] catch up from it.
-    touched: Vec<String>,
+    /// node slot → (cpu, mem) delta.
+    used: BTreeMap<u32, (i64, i64)>,
+    /// node slot → job/group → alloc delta (nested, so lookups borrow).
+    collisions: BTreeMap<u32, BTreeMap<String, i64>>,
+    /// Slots of the nodes whose deltas changed, in order (a node may
+    /// repeat): the scores kept in [`placement::PlanScores`] catch up from
+    /// it.
+    touched: Vec<u32>,
+}
+
+/// The node a placement picked: its ID and name (for the new alloc), its
+/// slot when the pick knew it, its normalized score and the allocs it
+/// preempts.
+struct Chosen {
+    node: String,
+    name: String,
+    slot: Option<u32>,
+    score: f64,
+    preempt: Vec<String>,
+}
+
+impl Chosen {
+    /// The node stored under `id`, with no preemption.
+    fn of(id: &str, slot: Option<u32>, record: &super::NodeRecord, score: f64) -> Chosen {
+        Chosen {
+            node: id.to_string(),
+            name: record.node.name.clone(),
+            slot,
+            score,
+            preempt: Vec::new(),
+        }
+    }
 }
 
 /// A node's fit for one alloc of a group, as `select_node` computes it.
@@ -419,8 +445,8 @@ impl Server {
     /// looks up by an alloc's node, so it decides the same; with its lookup
     /// table.
     ///
-    /// Kept in [`super::TaintedCache`] between node writes and shared by
-    /// every eval until then. Nodes are never removed and allocs are placed
+    /// Kept in [`super::TaintedCache`] and shared by every eval (a write to
+    /// one node updates it: [`Server::tainted_node_written`]). Nodes are never removed and allocs are placed
     /// only on stored nodes, so no alloc's node is gone (debug builds check
     /// it, and that the cache and its table are current).
     fn cluster_tainted_nodes(&mut self, allocs: &[Arc<Allocation>]) -> TaintedNodes {
@@ -478,14 +504,36 @@ impl Server {
             .state
             .nodes
             .iter()
-            .filter(|(_, record)| {
-                matches!(
-                    record.node.status,
-                    NodeStatus::Down | NodeStatus::Disconnected
-                ) || record.node.draining()
-            })
+            .filter(|(_, record)| tainted(record))
             .map(|(id, record)| (id.clone(), Some(record.node.clone())));
         crate::cold_sort::map_from(tainted)
+    }
+
+    /// Brings the cached tainted nodes ([`super::TaintedCache`]), if any,
+    /// up to date after a write to node `id` alone: its entry is written or
+    /// removed and the lookup table built again (the other nodes' copies
+    /// are kept, not taken again from the store).
+    pub(super) fn tainted_node_written(&mut self, id: &str) {
+        let Some(cluster) = &mut self.state.tainted_cache.0 else {
+            return;
+        };
+        let node = self.state.nodes.get(id).filter(|record| tainted(record));
+        let map = Arc::make_mut(&mut cluster.map);
+        match node {
+            Some(record) => match map.get_mut(id) {
+                Some(entry) => *entry = Some(record.node.clone()),
+                None => {
+                    map.insert(id.to_string(), Some(record.node.clone()));
+                }
+            },
+            None => {
+                if map.remove(id).is_none() {
+                    // Neither tainted before nor now: the table stands.
+                    return;
+                }
+            }
+        }
+        cluster.index = Arc::new(TaintedIndex::new(map));
     }
 
     /// Service and batch jobs.
@@ -824,7 +872,8 @@ impl Server {
         let mut usage = Usage::default();
         self.seed_usage(plan, &mut usage);
         let mut failed = Vec::new();
-        let job_arc = self.shared_job(job);
+        // Taken when the first alloc is placed (most plans place none).
+        let mut job_arc: Option<Arc<Job>> = None;
         // Destructive updates: stop the old alloc, place its successor.
         let mut placements: Vec<Placement> = Vec::new();
         for update in &result.destructive_update {
@@ -869,7 +918,14 @@ impl Server {
                 plan,
                 &mut plan_scores,
             ) {
-                Some((node, score, preempt)) => {
+                Some(Chosen {
+                    node,
+                    name: node_name,
+                    slot,
+                    score,
+                    preempt,
+                }) => {
+                    let job_arc = job_arc.get_or_insert_with(|| self.shared_job(job));
                     let id = self.new_id();
                     let mut alloc = Allocation {
                         id: id.clone(),
@@ -877,13 +933,9 @@ impl Server {
                         eval_id: eval.id.clone(),
                         name: name.clone(),
                         node_id: node.clone(),
-                        node_name: self
-                            .state
-                            .nodes
-                            .get(&node)
-                            .map_or(String::new(), |r| r.node.name.clone()),
+                        node_name,
                         job_id: job.id.clone(),
-                        job: Some(Arc::clone(&job_arc)),
+                        job: Some(Arc::clone(job_arc)),
                         task_group: group.clone(),
                         desired_status: DesiredStatus::Run,
                         client_status: ClientStatus::Pending,
@@ -931,7 +983,7 @@ impl Server {
                             self.unuse(&victim, &mut usage);
                         }
                     }
-                    self.use_alloc(&alloc, &mut usage);
+                    self.use_alloc(&alloc, slot, &mut usage);
                     plan.write(alloc);
                 }
                 None => failed.push(name),
@@ -950,7 +1002,7 @@ impl Server {
     }
 
     /// Usage deltas of the plan's stops.
-    fn seed_usage(&self, plan: &Plan, usage: &mut Usage) {
+    fn seed_usage(&mut self, plan: &Plan, usage: &mut Usage) {
         for stop in plan.node_update.values().flatten() {
             if let Some(alloc) = self.state.allocs.get(&stop.alloc_id).cloned() {
                 self.unuse(&alloc, usage);
@@ -958,77 +1010,80 @@ impl Server {
         }
     }
 
-    fn shift(&self, alloc: &Allocation, usage: &mut Usage, sign: i64) {
+    /// Adds (`sign` 1) or takes away (-1) an alloc's share of its node (in
+    /// `slot`, looked up when not given) in the plan's deltas.
+    fn shift(&mut self, alloc: &Allocation, slot: Option<u32>, usage: &mut Usage, sign: i64) {
         let (cpu, mem) = self.alloc_resources(alloc);
-        usage.touched.push(alloc.node_id.clone());
-        let entry = usage.used.entry(alloc.node_id.clone()).or_default();
+        let slot = slot.unwrap_or_else(|| self.state.node_slot(&alloc.node_id));
+        debug_assert_eq!(self.state.node_usage.slot(&alloc.node_id), Some(slot));
+        usage.touched.push(slot);
+        let entry = usage.used.entry(slot).or_default();
         entry.0 += sign * cpu as i64;
         entry.1 += sign * mem as i64;
-        *usage
-            .collisions
-            .entry(alloc.node_id.clone())
-            .or_default()
-            .entry(super::group_key(&alloc.job_id, &alloc.task_group))
-            .or_default() += sign;
+        let groups = usage.collisions.entry(slot).or_default();
+        let key = super::group_key(&alloc.job_id, &alloc.task_group);
+        *groups.entry(key).or_default() += sign;
     }
 
-    fn use_alloc(&self, alloc: &Allocation, usage: &mut Usage) {
-        self.shift(alloc, usage, 1);
+    /// Adds a placed alloc to the plan's deltas (its node in `slot`, if
+    /// the pick knew it).
+    fn use_alloc(&mut self, alloc: &Allocation, slot: Option<u32>, usage: &mut Usage) {
+        self.shift(alloc, slot, usage, 1);
     }
 
-    fn unuse(&self, alloc: &Allocation, usage: &mut Usage) {
+    fn unuse(&mut self, alloc: &Allocation, usage: &mut Usage) {
         if alloc.terminal_status() {
             return;
         }
-        self.shift(alloc, usage, -1);
+        self.shift(alloc, None, usage, -1);
     }
 
     /// (cpu, mem) used on `node` including the plan so far.
     fn used(&self, node: &str, usage: &Usage) -> (u64, u64) {
-        let (cpu, mem) = self.state.node_usage.get(node).copied().unwrap_or((0, 0));
-        let (dc, dm) = usage.used.get(node).copied().unwrap_or((0, 0));
+        let load = self.node_load(self.state.node_usage.slot(node), usage);
+        let (cpu, mem) = load.base.unwrap_or((0, 0));
+        let (dc, dm) = load.delta.unwrap_or((0, 0));
         (
             (cpu as i64 + dc).max(0) as u64,
             (mem as i64 + dm).max(0) as u64,
         )
     }
 
-    /// A node's fit for one alloc of `group` ([`group_fit`], with direct
-    /// lookups).
+    /// The [`NodeLoad`] of the node in `slot` (none without a slot: the
+    /// server has kept nothing for the node).
+    fn node_load<'a>(&'a self, slot: Option<u32>, usage: &'a Usage) -> NodeLoad<'a> {
+        let Some(slot) = slot else {
+            return NodeLoad::default();
+        };
+        NodeLoad {
+            base: self.state.node_usage.get(slot).copied(),
+            delta: usage.used.get(&slot).copied(),
+            base_groups: self.state.group_counts.get(slot).map(|groups| &**groups),
+            delta_groups: usage.collisions.get(&slot),
+        }
+    }
+
+    /// A node's fit for one alloc of `group` ([`group_fit`], with the
+    /// node's load read by its slot).
     #[allow(clippy::too_many_arguments)]
     fn node_fit(
         &self,
         job: &Job,
         group_spec: &crate::scenario::format::GroupSpec,
         group_key: &str,
-        id: &str,
+        slot: Option<u32>,
         record: &super::NodeRecord,
         usage: &Usage,
         penalty: bool,
     ) -> Fit {
-        let base = self.state.node_usage.get(id).copied();
-        let delta = usage.used.get(id).copied();
-        let base_groups = self.state.group_counts.get(id).map(|groups| &**groups);
-        let delta_groups = usage.collisions.get(id);
-        group_fit(
-            job,
-            group_spec,
-            group_key,
-            record,
-            NodeLoad {
-                base,
-                delta,
-                base_groups,
-                delta_groups,
-            },
-            penalty,
-        )
+        let load = self.node_load(slot, usage);
+        group_fit(job, group_spec, group_key, record, load, penalty)
     }
 
     /// Every node's fit (in node ID order) for one alloc of a group without
-    /// the reschedule penalty: [`group_fit`] of each node, with the usage and
-    /// alloc-count tables (keyed by node ID too) walked alongside the node
-    /// table instead of looked up per node.
+    /// the reschedule penalty: [`group_fit`] of each node, with the slot
+    /// table (in node ID order too) walked alongside the node table instead
+    /// of looked up per node.
     fn all_fits(
         &self,
         job: &Job,
@@ -1036,29 +1091,11 @@ impl Server {
         group_key: &str,
         usage: &Usage,
     ) -> Vec<Fit> {
-        let mut node_usage = self.state.node_usage.iter().peekable();
-        let mut group_counts = self.state.group_counts.iter().peekable();
-        let mut plan_used = usage.used.iter().peekable();
-        let mut plan_collisions = usage.collisions.iter().peekable();
+        let mut slots = self.state.node_usage.slots().peekable();
         let mut fits = Vec::with_capacity(self.state.nodes.len());
         for (id, record) in &self.state.nodes {
-            let base = advance_to(&mut node_usage, id).copied();
-            let delta = advance_to(&mut plan_used, id).copied();
-            let base_groups = advance_to(&mut group_counts, id).map(|groups| &**groups);
-            let delta_groups = advance_to(&mut plan_collisions, id);
-            fits.push(group_fit(
-                job,
-                group_spec,
-                group_key,
-                record,
-                NodeLoad {
-                    base,
-                    delta,
-                    base_groups,
-                    delta_groups,
-                },
-                false,
-            ));
+            let slot = advance_to(&mut slots, id).copied();
+            fits.push(self.node_fit(job, group_spec, group_key, slot, record, usage, false));
         }
         fits
     }
@@ -1078,7 +1115,7 @@ impl Server {
         usage: &Usage,
         plan: &Plan,
         plan_scores: &mut placement::PlanScores,
-    ) -> Option<(String, f64, Vec<String>)> {
+    ) -> Option<Chosen> {
         let group_spec = spec.groups.iter().find(|g| g.name == group)?;
         self.sync_placement_index(group_need(group_spec));
         let group_key = super::group_key(&job.id, group);
@@ -1097,8 +1134,9 @@ impl Server {
         );
         match best {
             Some((score, rank)) => {
-                let (id, _) = self.state.nodes.get_index(rank)?;
-                Some((id.clone(), score as f64 / 1e6, Vec::new()))
+                let (id, record) = self.state.nodes.get_index(rank)?;
+                let slot = self.state.placement.slot(rank);
+                Some(Chosen::of(id, slot, record, score as f64 / 1e6))
             }
             None => self.select_node(job, spec, group, None, penalty_node, usage, plan),
         }
@@ -1120,7 +1158,8 @@ impl Server {
         if let Some(id) = penalty_node
             && let Some(rank) = nodes.rank(id)
         {
-            fits[rank] = self.node_fit(job, group_spec, group_key, id, &nodes[id], usage, true);
+            let slot = self.state.node_usage.slot(id);
+            fits[rank] = self.node_fit(job, group_spec, group_key, slot, &nodes[id], usage, true);
         }
         let mut best: Option<(i64, usize)> = None;
         for (rank, fit) in fits.into_iter().enumerate() {
@@ -1129,8 +1168,8 @@ impl Server {
         best
     }
 
-    /// Picks a node for one alloc of `group`: (node, normalized score,
-    /// preempted alloc IDs). `only` restricts to one node (system jobs).
+    /// Picks a node for one alloc of `group` (with the allocs it preempts,
+    /// if it must). `only` restricts to one node (system jobs).
     #[allow(clippy::too_many_arguments)]
     fn select_node(
         &self,
@@ -1141,38 +1180,27 @@ impl Server {
         penalty_node: Option<&str>,
         usage: &Usage,
         plan: &Plan,
-    ) -> Option<(String, f64, Vec<String>)> {
+    ) -> Option<Chosen> {
         let group_spec = spec.groups.iter().find(|g| g.name == group)?;
         let (need_cpu, need_mem) = group_need(group_spec);
-        let mut best: Option<(f64, &String)> = None;
+        let mut best: Option<(f64, &String, Option<u32>, &super::NodeRecord)> = None;
         let mut feasible_full: Vec<&String> = Vec::new();
         let group_key = super::group_key(&job.id, group);
-        // The usage and alloc-count tables, and the plan's deltas, are keyed
-        // by node ID like the node table: walk them alongside it instead of
-        // looking each up.
-        let mut node_usage = self.state.node_usage.iter().peekable();
-        let mut group_counts = self.state.group_counts.iter().peekable();
-        let mut plan_used = usage.used.iter().peekable();
-        let mut plan_collisions = usage.collisions.iter().peekable();
+        // The slot table is in node ID order like the node table: walk it
+        // alongside instead of looking each node up.
+        let mut slots = self.state.node_usage.slots().peekable();
         for (id, record) in &self.state.nodes {
+            let slot = advance_to(&mut slots, id).copied();
             if only.is_some_and(|only| only != id) {
                 continue;
             }
-            let base = advance_to(&mut node_usage, id).copied();
-            let delta = advance_to(&mut plan_used, id).copied();
-            let base_groups = advance_to(&mut group_counts, id).map(|groups| &**groups);
-            let delta_groups = advance_to(&mut plan_collisions, id);
-            let score = match group_fit(
+            let score = match self.node_fit(
                 job,
                 group_spec,
                 &group_key,
+                slot,
                 record,
-                NodeLoad {
-                    base,
-                    delta,
-                    base_groups,
-                    delta_groups,
-                },
+                usage,
                 penalty_node == Some(id.as_str()),
             ) {
                 Fit::Infeasible => continue,
@@ -1183,12 +1211,12 @@ impl Server {
                 // Rounded so that the choice never depends on the last bits.
                 Fit::Score(micros) => micros as f64 / 1e6,
             };
-            if best.as_ref().is_none_or(|(b, _)| score > *b) {
-                best = Some((score, id));
+            if best.as_ref().is_none_or(|(b, _, _, _)| score > *b) {
+                best = Some((score, id, slot, record));
             }
         }
-        if let Some((score, node)) = best {
-            return Some((node.clone(), score, Vec::new()));
+        if let Some((score, id, slot, record)) = best {
+            return Some(Chosen::of(id, slot, record, score));
         }
         let preemption = match job.job_type {
             JobType::System | JobType::SysBatch => self.config.preempt_system,
@@ -1204,7 +1232,7 @@ impl Server {
             .flatten()
             .map(|(id, _)| id.clone())
             .collect();
-        let mut choice: Option<(usize, String, Vec<String>)> = None;
+        let mut choice: Option<(usize, &String, Vec<String>)> = None;
         for id in feasible_full {
             let record = &self.state.nodes[id];
             let (used_cpu, used_mem) = self.used(id, usage);
@@ -1238,10 +1266,13 @@ impl Server {
                 && mem + need_mem <= record.memory_mb
                 && choice.as_ref().is_none_or(|(n, _, _)| victims.len() < *n)
             {
-                choice = Some((victims.len(), id.clone(), victims));
+                choice = Some((victims.len(), id, victims));
             }
         }
-        choice.map(|(_, node, victims)| (node, 0.0, victims))
+        choice.map(|(_, id, victims)| Chosen {
+            preempt: victims,
+            ..Chosen::of(id, None, &self.state.nodes[id], 0.0)
+        })
     }
 
     /// System and sysbatch jobs: the node reconciler, then placements on
@@ -1499,7 +1530,13 @@ impl Server {
                 continue;
             };
             match self.select_node(job, spec, &group, Some(&node), None, &usage, &plan) {
-                Some((node, score, preempt)) => {
+                Some(Chosen {
+                    node,
+                    name: node_name,
+                    slot,
+                    score,
+                    preempt,
+                }) => {
                     let id = self.new_id();
                     let alloc = Allocation {
                         id: id.clone(),
@@ -1507,11 +1544,7 @@ impl Server {
                         eval_id: eval.id.clone(),
                         name: name.clone(),
                         node_id: node.clone(),
-                        node_name: self
-                            .state
-                            .nodes
-                            .get(&node)
-                            .map_or(String::new(), |r| r.node.name.clone()),
+                        node_name,
                         job_id: job.id.clone(),
                         job: Some(Arc::clone(&job_arc)),
                         task_group: group.clone(),
@@ -1532,7 +1565,7 @@ impl Server {
                         }
                         updates.preemptions += 1;
                     }
-                    self.use_alloc(&alloc, &mut usage);
+                    self.use_alloc(&alloc, slot, &mut usage);
                     plan.write(alloc);
                     updates.place += 1;
                 }
@@ -1551,8 +1584,8 @@ impl Server {
 /// Walks a map iterator (sorted by node ID) up to `node`: its value for
 /// `node`, if it has one. Called with increasing `node`s, it visits every
 /// entry once.
-fn advance_to<'a, V>(
-    entries: &mut std::iter::Peekable<std::collections::btree_map::Iter<'a, String, V>>,
+fn advance_to<'a, V: 'a>(
+    entries: &mut std::iter::Peekable<impl Iterator<Item = (&'a String, &'a V)>>,
     node: &str,
 ) -> Option<&'a V> {
     // One comparison per entry passed or found.
@@ -1568,8 +1601,18 @@ fn advance_to<'a, V>(
     None
 }
 
+/// Whether a stored node is tainted for the reconciler: down,
+/// disconnected or draining.
+fn tainted(record: &super::NodeRecord) -> bool {
+    matches!(
+        record.node.status,
+        NodeStatus::Down | NodeStatus::Disconnected
+    ) || record.node.draining()
+}
+
 /// A node's usage and alloc counts by group, as stored (`base`) and as the
 /// plan changed them so far (`delta`); `None` where a table has no entry.
+#[derive(Default)]
 struct NodeLoad<'a> {
     base: Option<(u64, u64)>,
     delta: Option<(i64, i64)>,

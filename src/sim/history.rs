@@ -325,8 +325,6 @@ fn pack_copied_maps(sim: &mut Sim) {
     let state = &mut sim.server.state;
     pack(&mut state.allocs_by_node);
     pack(&mut state.allocs_by_job);
-    pack(&mut state.node_usage);
-    pack(&mut state.group_counts);
 }
 
 /// An edit of the action log in the script editor.

@@ -15,8 +15,11 @@
 //! The index lives in [`crate::server::ServerState`] as a cache: it is not
 //! serialized, any two compare equal, a clone starts empty (history
 //! checkpoints do not carry it), a node write drops it
-//! ([`crate::server::Server::nodes_changed`]) and an alloc write marks its
-//! node for rescoring.
+//! ([`crate::server::Server::nodes_changed`],
+//! [`crate::server::Server::node_written`]) and an alloc write marks its
+//! node for rescoring. It keeps each node rank's slot in the per-node
+//! tables ([`crate::server::ServerState::node_slot`]) and each slot's rank,
+//! so that a node it walks to is scored without an ID lookup.
 
 use super::{Fit, Usage, placement_score};
 use crate::model::Job;
@@ -31,12 +34,20 @@ use std::collections::BTreeSet;
 /// bundle than new map types.)
 #[derive(Debug, Default)]
 pub struct PlacementIndex {
-    /// Nodes whose usage changed since the scores were computed (tracked
-    /// only while some need is indexed).
-    dirty: BTreeSet<String>,
+    /// Slots of the nodes whose usage changed since the scores were
+    /// computed (tracked only while some need is indexed).
+    dirty: BTreeSet<u32>,
     /// Per need (CPU MHz, memory MB), in the order first asked for.
     needs: Vec<((u64, u64), NeedIndex)>,
+    /// Per node rank: the node's slot (every node has one while the index
+    /// is built).
+    slots: Vec<u32>,
+    /// Per slot: its node's rank ([`NO_RANK`] for a slot of no stored node).
+    ranks: Vec<u32>,
 }
+
+/// The rank of a slot whose ID names no stored node.
+const NO_RANK: u32 = u32::MAX;
 
 /// The nodes' scores for one need.
 #[derive(Debug)]
@@ -88,11 +99,25 @@ impl PartialEq for PlacementIndex {
 }
 
 impl PlacementIndex {
-    /// Notes that the usage of `node` changed.
-    pub fn usage_changed(&mut self, node: &str) {
-        if !self.needs.is_empty() && !self.dirty.contains(node) {
-            self.dirty.insert(node.to_string());
+    /// Notes that the usage of the node in `slot` changed.
+    pub fn usage_changed(&mut self, slot: u32) {
+        if !self.needs.is_empty() {
+            self.dirty.insert(slot);
         }
+    }
+
+    /// The slot of the node at `rank` (built by
+    /// [`Server::sync_placement_index`]).
+    pub(super) fn slot(&self, rank: usize) -> Option<u32> {
+        self.slots.get(rank).copied()
+    }
+
+    /// The rank of the node in `slot`, if it is a stored node.
+    fn rank(&self, slot: u32) -> Option<usize> {
+        self.ranks
+            .get(slot as usize)
+            .filter(|rank| **rank != NO_RANK)
+            .map(|rank| *rank as usize)
     }
 }
 
@@ -101,14 +126,14 @@ impl Server {
     /// millionths (`None`: not ready, or the need does not fit).
     fn binpack_score(
         &self,
-        id: &str,
+        slot: u32,
         record: &crate::server::NodeRecord,
         need: (u64, u64),
     ) -> Option<i64> {
         if !record.node.ready() {
             return None;
         }
-        let base = self.state.node_usage.get(id).copied().unwrap_or((0, 0));
+        let base = self.state.node_usage.get(slot).copied().unwrap_or((0, 0));
         placement_score(record, base, (0, 0), need, || 0, 1, false)
             .map(|score| (score * 1e6).round() as i64)
     }
@@ -117,13 +142,20 @@ impl Server {
     /// nodes whose usage changed (in every indexed need).
     pub(super) fn sync_placement_index(&mut self, need: (u64, u64)) {
         let mut index = std::mem::take(&mut self.state.placement);
-        let dirty = std::mem::take(&mut index.dirty);
+        if index.slots.len() != self.state.nodes.len() {
+            self.slot_nodes(&mut index);
+        }
+        // The stored nodes among them, with their ranks.
+        let dirty: Vec<(u32, usize)> = std::mem::take(&mut index.dirty)
+            .into_iter()
+            .filter_map(|slot| Some((slot, index.rank(slot)?)))
+            .collect();
         for (need, scores) in index.needs.iter_mut() {
-            for id in &dirty {
-                let Some(rank) = self.state.nodes.rank(id.as_str()) else {
+            for &(slot, rank) in &dirty {
+                let Some((_, record)) = self.state.nodes.get_index(rank) else {
                     continue;
                 };
-                let score = self.binpack_score(id, &self.state.nodes[id.as_str()], *need);
+                let score = self.binpack_score(slot, record, *need);
                 let old = std::mem::replace(&mut scores.scores[rank], score);
                 if old != score {
                     if let Some(old) = old {
@@ -139,8 +171,9 @@ impl Server {
             let scores: Vec<Option<i64>> = self
                 .state
                 .nodes
-                .iter()
-                .map(|(id, record)| self.binpack_score(id, record, need))
+                .values()
+                .zip(&index.slots)
+                .map(|(record, slot)| self.binpack_score(*slot, record, need))
                 .collect();
             // Each rank once, so sorting gives the set's order.
             let mut order: Vec<(Reverse<i64>, usize)> = scores
@@ -160,6 +193,37 @@ impl Server {
         self.state.placement = index;
     }
 
+    /// Gives every stored node a slot (the nodes added since slots were
+    /// last handed out get theirs now, in ID order) and fills the index's
+    /// tables from node rank to slot and back.
+    fn slot_nodes(&mut self, index: &mut PlacementIndex) {
+        let state = &mut self.state;
+        let mut slots = Vec::with_capacity(state.nodes.len());
+        let mut unslotted = Vec::new();
+        {
+            // Both tables are in node ID order: one walk matches them.
+            let mut slotted = state.node_usage.slots().peekable();
+            for (rank, id) in state.nodes.keys().enumerate() {
+                match super::advance_to(&mut slotted, id) {
+                    Some(slot) => slots.push(*slot),
+                    None => {
+                        slots.push(NO_RANK);
+                        unslotted.push((rank, id.clone()));
+                    }
+                }
+            }
+        }
+        for (rank, id) in unslotted {
+            slots[rank] = state.node_slot(&id);
+        }
+        let mut ranks = vec![NO_RANK; state.node_usage.slot_count()];
+        for (rank, slot) in slots.iter().enumerate() {
+            ranks[*slot as usize] = rank as u32;
+        }
+        index.slots = slots;
+        index.ranks = ranks;
+    }
+
     /// The best node for one alloc of a group: (score in millionths, node
     /// rank), as scoring every node would find it (see the module doc);
     /// `None` when no node fits. Call [`Server::sync_placement_index`] for
@@ -176,27 +240,21 @@ impl Server {
     ) -> Option<(i64, usize)> {
         let nodes = &self.state.nodes;
         let need = super::group_need(group_spec);
-        let index = self
-            .state
-            .placement
+        let placement = &self.state.placement;
+        let index = placement
             .needs
             .iter()
             .find_map(|(indexed, index)| (*indexed == need).then_some(index))?;
         // The nodes the plan changed, rescored as the plan changes them.
         let changed = plan.group(group_key);
-        for id in &usage.touched[changed.synced..] {
-            let Some(rank) = nodes.rank(id.as_str()) else {
+        for &slot in &usage.touched[changed.synced..] {
+            let Some(rank) = placement.rank(slot) else {
                 continue;
             };
-            let fit = self.node_fit(
-                job,
-                group_spec,
-                group_key,
-                id,
-                &nodes[id.as_str()],
-                usage,
-                false,
-            );
+            let Some((_, record)) = nodes.get_index(rank) else {
+                continue;
+            };
+            let fit = self.node_fit(job, group_spec, group_key, Some(slot), record, usage, false);
             if let Some(Fit::Score(old)) = changed.insert_fit(rank, fit) {
                 changed.order.remove(&(Reverse(old), rank));
             }
@@ -209,9 +267,10 @@ impl Server {
         // The penalised node, scored with its penalty.
         let penalty_rank = penalty_node.and_then(|id| nodes.rank(id));
         if let (Some(id), Some(rank)) = (penalty_node, penalty_rank) {
+            let slot = placement.slot(rank);
             consider(
                 &mut best,
-                self.node_fit(job, group_spec, group_key, id, &nodes[id], usage, true),
+                self.node_fit(job, group_spec, group_key, slot, &nodes[id], usage, true),
                 rank,
             );
         }
@@ -233,12 +292,20 @@ impl Server {
             if Some(rank) == penalty_rank || changed.has_fit(rank) {
                 continue;
             }
-            let Some((id, record)) = nodes.get_index(rank) else {
+            let Some((_, record)) = nodes.get_index(rank) else {
                 continue;
             };
             consider(
                 &mut best,
-                self.node_fit(job, group_spec, group_key, id, record, usage, false),
+                self.node_fit(
+                    job,
+                    group_spec,
+                    group_key,
+                    placement.slot(rank),
+                    record,
+                    usage,
+                    false,
+                ),
                 rank,
             );
         }
