@@ -17,7 +17,9 @@ use nomad_playground::model::{
 use nomad_playground::reconciler::cluster::{
     ClusterInput, ReconcileOptions, UpdateType, reconcile,
 };
-use nomad_playground::reconciler::filters::{FilterContext, TaintedIndex, classify_alloc};
+use nomad_playground::reconciler::filters::{
+    EvalClock, FilterContext, TaintedIndex, classify_alloc,
+};
 use nomad_playground::reconciler::rules::ReconcilerRules;
 use std::hint::black_box;
 use std::sync::Arc;
@@ -164,7 +166,7 @@ fn bench(c: &mut Criterion) {
     let rules = ReconcilerRules::default();
     let cx = FilterContext {
         tainted_nodes: &input.tainted_nodes,
-        now: input.now,
+        clock: &EvalClock::new(input.now, &input.eval_id),
         rules: &rules,
     };
     group.bench_function("floor: one classification pass", |b| {

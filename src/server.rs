@@ -209,6 +209,10 @@ pub struct ServerState {
     /// for placements (a cache: not serialized, empty in a copy).
     #[serde(skip)]
     pub placement: scheduler::PlacementIndex,
+    /// Each job's last reconcile, reused while nothing it read changed (a
+    /// cache: not serialized, empty in a copy).
+    #[serde(skip)]
+    pub reconcile_memo: scheduler::ReconcileMemo,
 }
 
 impl ServerState {
@@ -478,6 +482,7 @@ impl Server {
                 deployment_watch: deployments::WatcherState::default(),
                 tainted_cache: TaintedCache::default(),
                 placement: scheduler::PlacementIndex::default(),
+                reconcile_memo: scheduler::ReconcileMemo::default(),
             },
             texts: SharedTexts::default(),
         }

@@ -9,7 +9,9 @@ use nomad_playground::model::{
     TaskGroup, Time,
 };
 use nomad_playground::reconciler::alloc_set::AllocSet;
-use nomad_playground::reconciler::filters::{Classified, FilterContext, classify_allocs};
+use nomad_playground::reconciler::filters::{
+    Classified, EvalClock, FilterContext, classify_allocs,
+};
 use nomad_playground::reconciler::rules::ReconcilerRules;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -150,7 +152,7 @@ fn classify_allocs_table() {
         for (label, tainted) in runs {
             let cx = FilterContext {
                 tainted_nodes: tainted,
-                now,
+                clock: &EvalClock::new(now, ""),
                 rules: &rules,
             };
             let got = sets(&classify_allocs(&set, &cx));

@@ -11,7 +11,7 @@ use nomad_playground::model::{
 };
 use nomad_playground::reconciler::alloc_set::AllocSet;
 use nomad_playground::reconciler::filters::{
-    FilterContext, classify_alloc, filter_server_terminal_allocs, should_filter,
+    EvalClock, FilterContext, classify_alloc, filter_server_terminal_allocs, should_filter,
 };
 use nomad_playground::reconciler::reasons::AllocCategory;
 use nomad_playground::reconciler::rules::ReconcilerRules;
@@ -220,7 +220,7 @@ fn classification_rules() {
     let rules = ReconcilerRules::default();
     let cx = FilterContext {
         tainted_nodes: &tainted,
-        now: now(),
+        clock: &EvalClock::new(now(), ""),
         rules: &rules,
     };
     for (name, alloc, want) in cases {
@@ -428,7 +428,9 @@ fn should_filter_table() {
 #[test]
 fn filter_by_rescheduleable_table() {
     use nomad_playground::model::{DelayFunction, RescheduleEvent, ReschedulePolicy};
-    use nomad_playground::reconciler::filters::{RescheduleContext, filter_by_rescheduleable};
+    use nomad_playground::reconciler::filters::{
+        EvalClock, RescheduleContext, filter_by_rescheduleable,
+    };
 
     let make_job = |group: &str, policy: ReschedulePolicy, job_type: JobType| {
         Arc::new(Job {
@@ -717,8 +719,7 @@ fn filter_by_rescheduleable_table() {
         let set: AllocSet = std::iter::once(Arc::new(make(job_type))).collect();
         let cx = RescheduleContext {
             is_batch: batch,
-            now: now(),
-            eval_id: "evailID",
+            clock: &EvalClock::new(now(), "evailID"),
             deployment: None,
             rules: &rules,
         };

@@ -321,16 +321,21 @@ impl Allocation {
 
     /// `Expired` with a given last-unknown time (for the older `LastUnknown`).
     pub fn expired_since(&self, last_unknown: Time, now: Time, honour_legacy: bool) -> bool {
+        self.expiry_since(last_unknown, honour_legacy)
+            .is_some_and(|expiry| expiry <= now)
+    }
+
+    /// When [`Allocation::expired_since`] turns true (from that time on),
+    /// or `None` when it never does.
+    pub fn expiry_since(&self, last_unknown: Time, honour_legacy: bool) -> Option<Time> {
         if self.job.is_none()
             || self.client_status != ClientStatus::Unknown
             || last_unknown.is_zero()
         {
-            return false;
+            return None;
         }
-        let Some(tg) = self.job_task_group() else {
-            return false;
-        };
-        last_unknown.add(tg.lost_after(honour_legacy)) <= now
+        let tg = self.job_task_group()?;
+        Some(last_unknown.add(tg.lost_after(honour_legacy)))
     }
 
     /// `NeedsToReconnect()` at HEAD: the latest client-status alloc state

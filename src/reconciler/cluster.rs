@@ -29,7 +29,8 @@ mod table;
 
 use super::alloc_set::{AllocNameIndex, AllocSet, name_index};
 use super::filters::{
-    self, BATCHED_FAILED_ALLOC_WINDOW, FilterContext, RescheduleContext, TaintedIndex,
+    self, BATCHED_FAILED_ALLOC_WINDOW, EvalClock, FilterContext, RescheduleContext, TaintedIndex,
+    Validity,
 };
 use super::picker::{Pick, Picker};
 use super::reasons::{AllocCategory, ClassifyRule, Decision, Decisions, StopReason};
@@ -251,6 +252,39 @@ pub struct ReconcileResult {
     /// Whether the current deployment failed (`jobState.DeploymentFailed`).
     #[serde(skip)]
     pub deployment_failed: bool,
+    /// For which times (and evals) the result holds ([`EvalClock`]):
+    /// `None` when only for the run's own; see [`ReconcileResult::holds_for`].
+    #[serde(skip)]
+    pub validity: Option<Validity>,
+}
+
+impl ReconcileResult {
+    /// Whether a run of an input equal to this run's but for its time
+    /// `now` and its eval `eval_id` gives this result (once
+    /// [`ReconcileResult::retime`]d to `now`); `allocs` are the input's.
+    pub fn holds_for(&self, allocs: &[Arc<Allocation>], now: Time, eval_id: &str) -> bool {
+        self.validity.is_some_and(|v| v.contains(now))
+            && allocs.iter().all(|a| a.followup_eval_id != eval_id)
+    }
+
+    /// Whether every update's time is `now` (then [`ReconcileResult::retime`]
+    /// to `now` changes nothing).
+    pub fn timed_at(&self, now: Time) -> bool {
+        self.reconnect_updates.iter().all(|u| u.at == now)
+            && self.disconnect_updates.iter().all(|u| u.at == now)
+    }
+
+    /// Sets the time of every update to `now`: the copies of the run's
+    /// time, which are all the result holds of it (see
+    /// [`ReconcileResult::holds_for`]).
+    pub fn retime(&mut self, now: Time) {
+        for u in &mut self.reconnect_updates.0 {
+            u.at = now;
+        }
+        for u in &mut self.disconnect_updates.0 {
+            u.at = now;
+        }
+    }
 }
 
 /// An update of an alloc the reconciler read, built only when asked for
@@ -467,9 +501,10 @@ pub fn reconcile_indexed(
         tainted.indexes(&input.tainted_nodes),
         "the tainted-node table is not the input's"
     );
+    let clock = EvalClock::new(input.now, &input.eval_id);
     let cx = FilterContext {
         tainted_nodes: &input.tainted_nodes,
-        now: input.now,
+        clock: &clock,
         rules: &options.rules,
     };
     // One pass over the allocs; the rest of the run works on the table.
@@ -477,6 +512,7 @@ pub fn reconcile_indexed(
     let slots = table.slots();
     let mut r = Reconciler {
         input,
+        clock: &clock,
         table: &table,
         rules: options.rules,
         picker: options.picker,
@@ -496,6 +532,7 @@ pub fn reconcile_indexed(
     let mut decisions = r.explain;
     result.deployment_paused = r.deployment_paused;
     result.deployment_failed = r.deployment_failed;
+    result.validity = clock.validity();
     // With one row per ID the records follow the table's rows: their
     // input positions are the table's order.
     decisions.set_positions(table.into_order());
@@ -505,6 +542,9 @@ pub fn reconcile_indexed(
 
 struct Reconciler<'a, 'b> {
     input: &'a ClusterInput,
+    /// The input's time and eval ID: every read other than a copy of the
+    /// time into an update goes through it (see [`EvalClock`]).
+    clock: &'a EvalClock<'a>,
     /// The input allocs in ID order, with what the rules read of them.
     table: &'a Table<'a>,
     rules: ReconcilerRules,
@@ -681,15 +721,10 @@ fn is_unknown(t: &Table<'_>, pos: u32, own: Option<&Arc<Allocation>>) -> bool {
 }
 
 impl Reconciler<'_, '_> {
-    fn now(&self) -> Time {
-        self.input.now
-    }
-
     fn reschedule_cx(&self) -> RescheduleContext<'_> {
         RescheduleContext {
             is_batch: self.input.job_is_batch,
-            now: self.input.now,
-            eval_id: &self.input.eval_id,
+            clock: self.clock,
             deployment: self.deployment_current.as_ref(),
             rules: &self.rules,
         }
@@ -1110,7 +1145,7 @@ impl Reconciler<'_, '_> {
         if !sets.lost.is_empty() {
             // `delayByStopAfter`: lost allocs whose group sets
             // stop_on_client_after and whose wait has not passed.
-            let (now, legacy) = (input.now, self.rules.honour_legacy_disconnect_fields);
+            let (now, legacy) = (self.clock.now(), self.rules.honour_legacy_disconnect_fields);
             lost_later = sets
                 .lost
                 .iter(t)
@@ -1587,7 +1622,10 @@ impl Reconciler<'_, '_> {
                 }
             }
             for (q, replacement) in chain.iter().filter(|(_, a)| !a.server_terminal_status()) {
-                match self.picker.pick(&strategy, r, replacement, self.input.now) {
+                match self
+                    .picker
+                    .pick(&strategy, r, replacement, self.clock.now())
+                {
                     Pick::Replacement => {
                         if !stop.contains(rp) {
                             stop.insert(rp);
@@ -1855,7 +1893,7 @@ impl Reconciler<'_, '_> {
     ) -> (FollowupIds, Vec<Evaluation>) {
         let t = self.table;
         let mut evals: Vec<Evaluation> = Vec::new();
-        let (now, legacy) = (self.input.now, self.rules.honour_legacy_disconnect_fields);
+        let (now, legacy) = (self.clock.now(), self.rules.honour_legacy_disconnect_fields);
         let mut delays: Vec<Later> = disconnecting
             .iter(t)
             .map(|(pos, a)| Later {
@@ -2326,7 +2364,7 @@ impl Reconciler<'_, '_> {
                 status: DeploymentStatus::Running,
                 status_description: dep_desc::RUNNING.to_string(),
                 eval_priority: self.input.eval_priority,
-                create_time: self.now(),
+                create_time: self.clock.now(),
                 ..Default::default()
             });
             self.created_deployment = true;

@@ -13,6 +13,7 @@ use crate::model::{
     Allocation, ClientStatus, Deployment, DesiredStatus, JobType, Node, NodeStatus, Time,
 };
 use crate::model::{Duration, ReconcileStrategy};
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -24,13 +25,106 @@ pub const RESCHEDULE_WINDOW: Duration = Duration::from_secs(1);
 /// batch's first (Nomad's `batchedFailedAllocWindowSize`).
 pub const BATCHED_FAILED_ALLOC_WINDOW: Duration = Duration::from_secs(5);
 
+/// The time of a run and the ID of the eval it serves: the two inputs that
+/// differ between two evals of a job nothing else changed for. It notes how
+/// the run reads them, so that the run can say for which other times and
+/// evals its result holds ([`Validity`]): a time compared only with a
+/// threshold ([`EvalClock::reached`]) narrows the window of times that give
+/// the same answer; the eval's ID compared with an alloc's follow-up eval
+/// ([`EvalClock::is_eval`]) holds for any eval that is none of those allocs'
+/// follow-up evals, while it matches none; any other read (the time itself,
+/// [`EvalClock::now`]) ties the result to this time and eval. Copying the
+/// time into an update is not a read (see
+/// [`ReconcileResult::retime`](super::cluster::ReconcileResult::retime)).
+#[derive(Debug)]
+pub struct EvalClock<'a> {
+    now: Time,
+    eval_id: &'a str,
+    /// The times every threshold read so far answers the same for.
+    window: Cell<Validity>,
+    /// Whether the time was read otherwise, or the eval's ID matched.
+    tied: Cell<bool>,
+}
+
+/// The times `from <= t < until` for which a run's result holds (see
+/// [`EvalClock`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Validity {
+    /// The first time it holds.
+    pub from: Time,
+    /// The first time after `from` it no longer holds.
+    pub until: Time,
+}
+
+impl Validity {
+    /// Every time.
+    pub const ALWAYS: Validity = Validity {
+        from: Time::ZERO,
+        until: Time(i64::MAX),
+    };
+
+    /// Whether it holds at `t`.
+    pub fn contains(&self, t: Time) -> bool {
+        self.from <= t && t < self.until
+    }
+}
+
+impl<'a> EvalClock<'a> {
+    /// The clock of a run at `now` for the eval `eval_id`.
+    pub fn new(now: Time, eval_id: &'a str) -> Self {
+        EvalClock {
+            now,
+            eval_id,
+            window: Cell::new(Validity::ALWAYS),
+            tied: Cell::new(false),
+        }
+    }
+
+    /// The time (ties the run to it).
+    pub fn now(&self) -> Time {
+        self.tied.set(true);
+        self.now
+    }
+
+    /// Whether the time is `t` or later (narrows the window to the times
+    /// on the same side of `t`).
+    pub fn reached(&self, t: Time) -> bool {
+        let mut window = self.window.get();
+        let reached = t <= self.now;
+        if reached {
+            window.from = window.from.max(t);
+        } else {
+            window.until = window.until.min(t);
+        }
+        self.window.set(window);
+        reached
+    }
+
+    /// Whether `id` (an input alloc's follow-up eval) is the eval's ID (a
+    /// match ties the run to this eval).
+    pub fn is_eval(&self, id: &str) -> bool {
+        let matched = id == self.eval_id;
+        if matched {
+            self.tied.set(true);
+        }
+        matched
+    }
+
+    /// The times the run's result holds for (with another eval too, while
+    /// that eval is no input alloc's follow-up eval); `None` when the run
+    /// is tied to its time and eval.
+    pub fn validity(&self) -> Option<Validity> {
+        (!self.tied.get()).then(|| self.window.get())
+    }
+}
+
 /// What the classification and reschedule filters read besides the allocs.
 #[derive(Debug, Clone, Copy)]
 pub struct FilterContext<'a> {
     /// Tainted nodes; `None` value = garbage-collected node.
     pub tainted_nodes: &'a BTreeMap<String, Option<Node>>,
     /// The reconciler's clock.
-    pub now: Time,
+    pub clock: &'a EvalClock<'a>,
     /// Version switches.
     pub rules: &'a ReconcilerRules,
 }
@@ -60,11 +154,13 @@ impl FilterContext<'_> {
 
     /// `Expired(now)`.
     pub fn expired(&self, alloc: &Allocation) -> bool {
-        // `expired_since` answers false for these before reading the time.
+        // `expiry_since` answers `None` for these before reading the states.
         if alloc.client_status != ClientStatus::Unknown || alloc.job.is_none() {
             return false;
         }
-        alloc.expired_since(self.last_unknown(alloc), self.now, self.legacy())
+        alloc
+            .expiry_since(self.last_unknown(alloc), self.legacy())
+            .is_some_and(|expiry| self.clock.reached(expiry))
     }
 }
 
@@ -123,7 +219,7 @@ pub type TaintedNode<'a> = Option<&'a NodeStatus>;
 /// scheduler keeps one beside its shared tainted-node map:
 /// [`reconcile_indexed`](super::cluster::reconcile_indexed)). The table is
 /// only probed, never walked, so no result depends on the hash.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TaintedIndex {
     /// Per node, in ID order: the ID's prefix (see [`id_prefix`]).
     prefixes: Vec<u128>,
@@ -326,7 +422,8 @@ pub(crate) fn classify_alloc_on(
         if alloc.client_status == ClientStatus::Pending {
             return (C::Lost, R::DisconnectedPending);
         }
-        if alloc.disconnect_timeout(cx.now, cx.legacy()) == cx.now {
+        let now = cx.clock.now();
+        if alloc.disconnect_timeout(now, cx.legacy()) == now {
             return (C::Lost, R::DisconnectedNoLostAfter);
         }
         return (C::Disconnecting, R::Disconnected);
@@ -456,10 +553,8 @@ pub struct RescheduleSplit {
 pub struct RescheduleContext<'a> {
     /// `ReconcilerState.JobIsBatch`.
     pub is_batch: bool,
-    /// The reconciler's clock.
-    pub now: Time,
-    /// The eval being processed.
-    pub eval_id: &'a str,
+    /// The reconciler's clock and the eval being processed.
+    pub clock: &'a EvalClock<'a>,
     /// The current deployment.
     pub deployment: Option<&'a Deployment>,
     /// Version switches.
@@ -610,11 +705,13 @@ pub fn update_by_reschedulable(
         DisconnectingReplacement::ReschedulePolicy => false,
     };
     if is_disconnecting && immediate() {
-        return (true, false, cx.now);
+        return (true, false, cx.clock.now());
     }
     let (time, eligible) = if is_disconnecting {
-        alloc.next_reschedule_time_by_time(cx.now)
-    } else if alloc.client_status == ClientStatus::Unknown && alloc.followup_eval_id == cx.eval_id {
+        alloc.next_reschedule_time_by_time(cx.clock.now())
+    } else if alloc.client_status == ClientStatus::Unknown
+        && cx.clock.is_eval(&alloc.followup_eval_id)
+    {
         let last = if cx.rules.last_unknown_from_run_start {
             alloc.last_unknown()
         } else {
@@ -633,7 +730,9 @@ pub fn update_by_reschedulable(
     } else {
         alloc.next_reschedule_time()
     };
-    if eligible && (alloc.followup_eval_id == cx.eval_id || time.since(cx.now) <= RESCHEDULE_WINDOW)
+    if eligible
+        && (cx.clock.is_eval(&alloc.followup_eval_id)
+            || time.since(cx.clock.now()) <= RESCHEDULE_WINDOW)
     {
         return (true, false, time);
     }

@@ -31,8 +31,10 @@ use crate::sim::trace::{
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+mod memo;
 mod placement;
 
+pub use memo::ReconcileMemo;
 pub use placement::PlacementIndex;
 
 /// The cluster's tainted nodes as [`super::TaintedCache`] keeps them: the
@@ -752,12 +754,53 @@ impl Server {
                 }
                 changed_job_update(jobs, alloc, job, group)
             };
-        let mut next_id = || {
-            let id = make_id(seed, counter);
-            counter += 1;
-            id
+        // The job's last run when nothing it read changed (a blocked eval
+        // unblocked again), else a new run, kept if it drew no IDs.
+        let reads = memo::Reads {
+            tainted: &tainted.index,
+            options: &options,
+            specs: jobs.get(&eval.job_id).map(|r| &r.specs),
         };
-        let result = reconcile_indexed(&input, &tainted.index, &options, &update_fn, &mut next_id);
+        let memo = &mut self.state.reconcile_memo;
+        let result = match memo.get(&input, &reads) {
+            Some(kept) => {
+                #[cfg(debug_assertions)]
+                {
+                    let mut drawn = 0;
+                    let mut no_id = || {
+                        drawn += 1;
+                        String::new()
+                    };
+                    let fresh =
+                        reconcile_indexed(&input, &tainted.index, &options, &update_fn, &mut no_id);
+                    assert_eq!(drawn, 0, "a kept reconcile draws IDs");
+                    assert_eq!(
+                        format!("{fresh:?}"),
+                        format!("{kept:?}"),
+                        "a kept reconcile differs from a new run"
+                    );
+                }
+                kept
+            }
+            None => {
+                let mut next_id = || {
+                    let id = make_id(seed, counter);
+                    counter += 1;
+                    id
+                };
+                let result = Arc::new(reconcile_indexed(
+                    &input,
+                    &tainted.index,
+                    &options,
+                    &update_fn,
+                    &mut next_id,
+                ));
+                if counter == self.state.next_id {
+                    memo.put(&input, &reads, &result);
+                }
+                result
+            }
+        };
         self.state.next_id = counter;
 
         // Allocs left alone are not listed: the history keeps every eval's

@@ -1092,7 +1092,7 @@ mod tests {
         let nodes = BTreeMap::new();
         let cx = FilterContext {
             tainted_nodes: &nodes,
-            now: crate::model::Time::ZERO,
+            clock: &crate::reconciler::filters::EvalClock::new(crate::model::Time::ZERO, ""),
             rules: &rules,
         };
         let (t, firsts) = Table::build(&input, &TaintedIndex::new(&nodes), &cx);

@@ -1,0 +1,369 @@
+//! The last reconcile of each job, reused while nothing it read changed.
+//!
+//! A blocked eval that is unblocked again and again (a plan the applier
+//! keeps refusing) reconciles a job whose allocs, job, deployment and
+//! nodes are as they were for its previous eval: only the time and the
+//! eval differ. The reconciler says for which times and evals its result
+//! holds ([`ReconcileResult::holds_for`]); the memo keeps the result with
+//! everything else the run read, compared exactly (the same `Arc`s, which
+//! the memo keeps alive so that no other value can take their address, and
+//! equal values), and hands it out again instead of a new run. A run that
+//! drew IDs (follow-up evals, a deployment) is not kept: another run would
+//! draw new ones.
+//!
+//! It is a cache, not state: not serialized, empty in a copy, and any two
+//! compare equal; debug builds check every reuse against a new run.
+
+use crate::model::{Allocation, Deployment, Job, NodeStatus};
+use crate::reconciler::cluster::{ClusterInput, ReconcileOptions, ReconcileResult};
+use crate::reconciler::filters::TaintedIndex;
+use crate::scenario::format::JobSpec;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Per job ID, what its last kept reconcile read and decided.
+#[derive(Debug, Default)]
+pub struct ReconcileMemo {
+    jobs: BTreeMap<String, Entry>,
+    /// The last tainted-node table seen, and the first seen of the run of
+    /// tables equal to it that it ends (most node writes leave the tainted
+    /// nodes as they were): entries keep that first one, so that a table
+    /// equal to an entry's is known by its address.
+    tables: Option<(Arc<TaintedIndex>, Arc<TaintedIndex>)>,
+}
+
+impl Clone for ReconcileMemo {
+    /// A cache: a copy starts empty and fills on use.
+    fn clone(&self) -> Self {
+        ReconcileMemo::default()
+    }
+}
+
+impl PartialEq for ReconcileMemo {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+/// What a run read besides its time and eval, and its result.
+#[derive(Debug)]
+struct Entry {
+    job: Option<Arc<Job>>,
+    /// The stored specs of the job by version (the update function reads
+    /// them for allocs of another version).
+    specs: Vec<(u64, Arc<JobSpec>)>,
+    allocs: Vec<Arc<Allocation>>,
+    /// The first seen of the tables equal to the one it looked the allocs'
+    /// nodes up in (see [`ReconcileMemo::tables`]).
+    tainted: Arc<TaintedIndex>,
+    /// The allocs whose node that table holds: (position in `allocs`, the
+    /// node's status, `None` when gone).
+    tainted_allocs: Vec<(usize, Option<NodeStatus>)>,
+    deployment: Option<Deployment>,
+    eval_priority: i64,
+    options: ReconcileOptions,
+    result: Arc<ReconcileResult>,
+}
+
+/// What a reconcile reads besides its [`ClusterInput`]: the tainted-node
+/// table of the input's map, the options, and the job's stored specs (read
+/// by the update function).
+pub struct Reads<'a> {
+    pub tainted: &'a Arc<TaintedIndex>,
+    pub options: &'a ReconcileOptions,
+    pub specs: Option<&'a BTreeMap<u64, Arc<JobSpec>>>,
+}
+
+impl Reads<'_> {
+    /// The allocs of `allocs` whose node is in the table, with the node's
+    /// status.
+    fn tainted_allocs(&self, allocs: &[Arc<Allocation>]) -> Vec<(usize, Option<NodeStatus>)> {
+        allocs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| Some((i, self.tainted.get(&a.node_id)?.cloned())))
+            .collect()
+    }
+
+    fn specs(&self) -> Vec<(u64, Arc<JobSpec>)> {
+        self.specs
+            .into_iter()
+            .flatten()
+            .map(|(version, spec)| (*version, Arc::clone(spec)))
+            .collect()
+    }
+}
+
+fn same_arc<T>(a: Option<&Arc<T>>, b: Option<&Arc<T>>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        _ => false,
+    }
+}
+
+impl Entry {
+    /// Whether `input` and `reads` are what this entry's run read, but for
+    /// the time and eval; `table` is the first seen of the tables equal to
+    /// the reads' (the entry keeps it when the allocs' nodes are as they
+    /// were in its own).
+    fn matches(
+        &mut self,
+        input: &ClusterInput,
+        reads: &Reads<'_>,
+        table: &Arc<TaintedIndex>,
+    ) -> bool {
+        let same_allocs = self.allocs.len() == input.allocs.len()
+            && self
+                .allocs
+                .iter()
+                .zip(&input.allocs)
+                .all(|(a, b)| Arc::ptr_eq(a, b));
+        let same_specs = || {
+            let specs = reads.specs.into_iter().flatten();
+            self.specs.len() == specs.clone().count()
+                && self
+                    .specs
+                    .iter()
+                    .zip(specs)
+                    .all(|((va, a), (vb, b))| va == vb && Arc::ptr_eq(a, b))
+        };
+        // An equal table answers the same; another one is asked again.
+        let mut same_nodes = || {
+            if Arc::ptr_eq(&self.tainted, table) {
+                return true;
+            }
+            let mut kept = self.tainted_allocs.iter();
+            let same = input.allocs.iter().enumerate().all(|(i, a)| {
+                reads.tainted.get(&a.node_id).is_none_or(|status| {
+                    kept.next()
+                        .is_some_and(|(j, kept)| *j == i && kept.as_ref() == status)
+                })
+            }) && kept.next().is_none();
+            if same {
+                self.tainted = Arc::clone(table);
+            }
+            same
+        };
+        same_allocs
+            && same_arc(self.job.as_ref(), input.job.as_ref())
+            && self.eval_priority == input.eval_priority
+            && self.options.rules == reads.options.rules
+            && self.options.picker == reads.options.picker
+            && self.deployment == input.deployment
+            && !input.deployment_paused
+            && !input.deployment_failed
+            && same_specs()
+            && same_nodes()
+    }
+}
+
+impl ReconcileMemo {
+    /// The kept result of the job's last run, set to `input`'s time, when
+    /// it is the result of a run of `input` (see the module's doc).
+    pub fn get(&mut self, input: &ClusterInput, reads: &Reads<'_>) -> Option<Arc<ReconcileResult>> {
+        let table = self.table(reads.tainted);
+        let entry = self.jobs.get_mut(&input.job_id)?;
+        if !entry
+            .result
+            .holds_for(&input.allocs, input.now, &input.eval_id)
+            || !entry.matches(input, reads, &table)
+        {
+            return None;
+        }
+        if entry.result.timed_at(input.now) {
+            return Some(Arc::clone(&entry.result));
+        }
+        let mut result = (*entry.result).clone();
+        result.retime(input.now);
+        Some(Arc::new(result))
+    }
+
+    /// The first seen of the tables equal to `table`, seen last.
+    fn table(&mut self, table: &Arc<TaintedIndex>) -> Arc<TaintedIndex> {
+        let first = match &self.tables {
+            Some((last, first)) if Arc::ptr_eq(last, table) => return Arc::clone(first),
+            Some((_, first)) if **first == **table => Arc::clone(first),
+            _ => Arc::clone(table),
+        };
+        self.tables = Some((Arc::clone(table), Arc::clone(&first)));
+        first
+    }
+
+    /// Keeps `result`, a run of `input` that drew no IDs, if it holds for
+    /// another time or eval; else forgets the job's last run.
+    pub fn put(&mut self, input: &ClusterInput, reads: &Reads<'_>, result: &Arc<ReconcileResult>) {
+        if result.validity.is_none() || input.deployment_paused || input.deployment_failed {
+            self.jobs.remove(&input.job_id);
+            return;
+        }
+        let entry = Entry {
+            job: input.job.clone(),
+            specs: reads.specs(),
+            allocs: input.allocs.clone(),
+            tainted: self.table(reads.tainted),
+            tainted_allocs: reads.tainted_allocs(&input.allocs),
+            deployment: input.deployment.clone(),
+            eval_priority: input.eval_priority,
+            options: *reads.options,
+            result: Arc::clone(result),
+        };
+        self.jobs.insert(input.job_id.clone(), entry);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Reads, ReconcileMemo};
+    use crate::model::{
+        Allocation, ClientStatus, DesiredStatus, DisconnectStrategy, Duration, Job, JobType, Node,
+        NodeStatus, TaskGroup, Time,
+    };
+    use crate::reconciler::cluster::{
+        ClusterInput, ReconcileOptions, ReconcileResult, generic_update_fn, reconcile_indexed,
+    };
+    use crate::reconciler::filters::TaintedIndex;
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    fn t0() -> Time {
+        Time::parse_rfc3339("2026-01-01T00:00:00Z").unwrap()
+    }
+
+    /// A job of two allocs: one running, one unknown since `t0` (lost
+    /// after 5 min) on a disconnected node.
+    fn input(now: Time, eval: &str) -> ClusterInput {
+        let job = Job {
+            id: "web".into(),
+            job_type: JobType::Service,
+            task_groups: vec![TaskGroup {
+                name: "web".into(),
+                count: 2,
+                disconnect: Some(DisconnectStrategy {
+                    lost_after: Duration::from_mins(5),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let job = Arc::new(job);
+        let alloc = |i: u32, node: &str| Allocation {
+            id: format!("a{i}"),
+            name: format!("web.web[{i}]"),
+            job_id: "web".into(),
+            task_group: "web".into(),
+            node_id: node.into(),
+            job: Some(Arc::clone(&job)),
+            desired_status: DesiredStatus::Run,
+            client_status: ClientStatus::Running,
+            ..Default::default()
+        };
+        let mut unknown = alloc(1, "n1");
+        unknown.client_status = ClientStatus::Unknown;
+        unknown.append_client_status_state("unknown", t0());
+        unknown.followup_eval_id = "e-follow".into();
+        let mut tainted = BTreeMap::new();
+        tainted.insert(
+            "n1".to_string(),
+            Some(Node {
+                id: "n1".into(),
+                status: NodeStatus::Disconnected,
+                ..Default::default()
+            }),
+        );
+        let running = alloc(0, "n0");
+        let mut input = ClusterInput::new(None, now);
+        input.job = Some(job);
+        input.job_id = "web".into();
+        input.eval_id = eval.into();
+        input.allocs = vec![Arc::new(running), Arc::new(unknown)];
+        input.tainted_nodes = Arc::new(tainted);
+        input
+    }
+
+    fn run(input: &ClusterInput) -> ReconcileResult {
+        let table = TaintedIndex::new(&input.tainted_nodes);
+        let mut no_id = || panic!("no run here draws IDs");
+        reconcile_indexed(
+            input,
+            &table,
+            &ReconcileOptions::default(),
+            &generic_update_fn,
+            &mut no_id,
+        )
+    }
+
+    /// The run holds until the unknown alloc expires, for any eval but the
+    /// alloc's follow-up eval, and then gives another result.
+    #[test]
+    fn a_run_holds_until_an_alloc_expires() {
+        let minute = Duration::from_mins(1);
+        let first = run(&input(t0().add(minute), "e1"));
+        let validity = first
+            .validity
+            .expect("the run reads the time only by thresholds");
+        assert_eq!(validity.until, t0().add(Duration::from_mins(5)));
+        let allocs = input(t0(), "e1").allocs;
+        assert!(first.holds_for(&allocs, t0().add(Duration::from_mins(4)), "e2"));
+        assert!(!first.holds_for(&allocs, t0().add(Duration::from_mins(5)), "e2"));
+        assert!(!first.holds_for(&allocs, t0().add(minute), "e-follow"));
+        let later = t0().add(Duration::from_mins(4));
+        let mut kept = first.clone();
+        kept.retime(later);
+        assert_eq!(
+            format!("{kept:?}"),
+            format!("{:?}", run(&input(later, "e2")))
+        );
+        let expired = t0().add(Duration::from_mins(6));
+        assert_ne!(
+            format!("{kept:?}"),
+            format!("{:?}", run(&input(expired, "e2"))),
+            "the alloc expires: another result"
+        );
+    }
+
+    /// The memo hands a kept run out only for the same allocs, job and
+    /// node statuses (an equal table will do), within the run's validity.
+    #[test]
+    fn the_memo_hands_out_only_what_a_new_run_gives() {
+        let options = ReconcileOptions::default();
+        let first = input(t0().add(Duration::from_mins(1)), "e1");
+        let table = Arc::new(TaintedIndex::new(&first.tainted_nodes));
+        let reads = |table| Reads {
+            tainted: table,
+            options: &options,
+            specs: None,
+        };
+        let mut memo = ReconcileMemo::default();
+        assert!(memo.get(&first, &reads(&table)).is_none());
+        memo.put(&first, &reads(&table), &Arc::new(run(&first)));
+
+        let mut again = input(t0().add(Duration::from_mins(2)), "e2");
+        again.allocs.clone_from(&first.allocs);
+        again.job.clone_from(&first.job);
+        // An equal table seen later serves as well.
+        let equal = Arc::new(TaintedIndex::new(&again.tainted_nodes));
+        let kept = memo.get(&again, &reads(&equal)).expect("nothing changed");
+        assert_eq!(format!("{kept:?}"), format!("{:?}", run(&again)));
+
+        // An alloc written again (a new `Arc`, even if equal) is a change.
+        let mut written = again.clone();
+        written.allocs[0] = Arc::new((*written.allocs[0]).clone());
+        assert!(memo.get(&written, &reads(&equal)).is_none());
+
+        // So is the unknown alloc's node coming back.
+        let mut back = again.clone();
+        back.tainted_nodes = Arc::new(BTreeMap::new());
+        let back_table = Arc::new(TaintedIndex::new(&back.tainted_nodes));
+        assert!(memo.get(&back, &reads(&back_table)).is_none());
+
+        // And the time passing the alloc's expiry.
+        let mut expired = again.clone();
+        expired.now = t0().add(Duration::from_mins(5));
+        assert!(memo.get(&expired, &reads(&equal)).is_none());
+
+        // A copy starts empty.
+        assert!(memo.clone().get(&again, &reads(&equal)).is_none());
+    }
+}
