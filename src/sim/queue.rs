@@ -83,7 +83,7 @@ type Chunk<E> = Arc<Vec<((Tick, u64), E)>>;
 /// checkpoint costs only the part of the queue that changed, while a push
 /// or a pop moves the event in and out of its chunk without an allocation
 /// of its own (the next event leaves the end of the first chunk, and an
-/// event due before all others, the most common push, goes on its end).
+/// event due before all others goes on that end).
 /// Each chunk's first key is kept beside it in a flat list too, so that a
 /// push finds its chunk by a binary search over that list alone, without
 /// reading the chunks.
@@ -162,9 +162,9 @@ impl<E: Clone> EventQueue<E> {
     fn insert(&mut self, key: (Tick, u64), event: E) {
         self.len += 1;
         // The last chunk whose first key is not above `key` (the first
-        // chunk for a key below all). Most events are due before any other
-        // (a call's delivery, its reply): those take the first chunk
-        // without a search.
+        // chunk for a key below all). About half the events are due before
+        // the second chunk starts (a call's delivery, its reply): those
+        // take the first chunk without a search.
         let chunk_idx = match self.firsts.get(1) {
             Some(second) if *second <= key => {
                 self.firsts.partition_point(|first| *first <= key) - 1
