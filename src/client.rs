@@ -601,10 +601,10 @@ impl Client {
                     None,
                     "stopped after client disconnect",
                 );
-                out.push(ClientEffect::Trace(format!(
-                    "{} {} stopped: no heartbeat for stop_on_client_after",
-                    runner.alloc.name,
-                    short(&alloc)
+                out.push(ClientEffect::Trace(runner_line(
+                    &runner.alloc.name,
+                    &alloc,
+                    &["stopped: no heartbeat for stop_on_client_after"],
                 )));
             }
             self.queue_update(now, &alloc, out);
@@ -643,11 +643,10 @@ impl Client {
             UserAction::TaskFail(alloc, task) => {
                 if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&alloc) {
                     runner.task_done(tick_time(now), task.as_deref(), true);
-                    out.push(ClientEffect::Trace(format!(
-                        "{} {} task failed -> {}",
-                        runner.alloc.name,
-                        short(&alloc),
-                        runner.client_status
+                    out.push(ClientEffect::Trace(runner_line(
+                        &runner.alloc.name,
+                        &alloc,
+                        &["task failed -> ", runner.client_status.as_str()],
                     )));
                 }
                 self.check_health(now, &alloc, out);
@@ -657,11 +656,10 @@ impl Client {
             UserAction::TaskComplete(alloc, task) => {
                 if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&alloc) {
                     runner.task_done(tick_time(now), task.as_deref(), false);
-                    out.push(ClientEffect::Trace(format!(
-                        "{} {} task completed -> {}",
-                        runner.alloc.name,
-                        short(&alloc),
-                        runner.client_status
+                    out.push(ClientEffect::Trace(runner_line(
+                        &runner.alloc.name,
+                        &alloc,
+                        &["task completed -> ", runner.client_status.as_str()],
                     )));
                 }
                 self.check_health(now, &alloc, out);
@@ -671,10 +669,10 @@ impl Client {
             UserAction::TaskRestart(alloc, task) => {
                 if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&alloc) {
                     runner.restart(tick_time(now), task.as_deref());
-                    out.push(ClientEffect::Trace(format!(
-                        "{} {} task restarted",
-                        runner.alloc.name,
-                        short(&alloc)
+                    out.push(ClientEffect::Trace(runner_line(
+                        &runner.alloc.name,
+                        &alloc,
+                        &["task restarted"],
                     )));
                     let at = runner.health_tasks_started(tick_time(now));
                     self.health_timers(&alloc, at.into_iter().collect(), out);
@@ -699,10 +697,10 @@ impl Client {
             .collect();
         for id in gone {
             if let Some(runner) = Arc::make_mut(&mut self.runners).remove(&id) {
-                out.push(ClientEffect::Trace(format!(
-                    "{} {} runner removed (no longer on the server)",
-                    runner.alloc.name,
-                    short(&id)
+                out.push(ClientEffect::Trace(runner_line(
+                    &runner.alloc.name,
+                    &id,
+                    &["runner removed (no longer on the server)"],
                 )));
             }
         }
@@ -726,11 +724,10 @@ impl Client {
                     if reconnect {
                         if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&id) {
                             runner.reconnect(now_time, alloc);
-                            out.push(ClientEffect::Trace(format!(
-                                "{} {} reconnect: reports {}",
-                                runner.alloc.name,
-                                short(&id),
-                                runner.client_status
+                            out.push(ClientEffect::Trace(runner_line(
+                                &runner.alloc.name,
+                                &id,
+                                &["reconnect: reports ", runner.client_status.as_str()],
                             )));
                         }
                         self.queue_update(now, &id, out);
@@ -753,10 +750,10 @@ impl Client {
                                 None,
                                 "alloc stopped by the server",
                             );
-                            out.push(ClientEffect::Trace(format!(
-                                "{} {} stopped by the server -> complete",
-                                runner.alloc.name,
-                                short(&id)
+                            out.push(ClientEffect::Trace(runner_line(
+                                &runner.alloc.name,
+                                &id,
+                                &["stopped by the server -> complete"],
                             )));
                             changed = true;
                         }
@@ -806,31 +803,31 @@ impl Client {
             .filter(|w| w.state == WatchState::Remote)
             .cloned()
             .collect();
-        out.push(ClientEffect::Trace(format!(
-            "{} {} runner added{}",
-            alloc.name,
-            short(&id),
-            if runner.watches.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    ", waiting for {}",
-                    runner
-                        .watches
-                        .iter()
-                        .map(|w| format!(
-                            "{} ({})",
-                            short(&w.watched),
-                            if w.state == WatchState::Local {
-                                "local"
-                            } else {
-                                "remote"
-                            }
-                        ))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }
+        let waiting = if runner.watches.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", waiting for {}",
+                runner
+                    .watches
+                    .iter()
+                    .map(|w| format!(
+                        "{} ({})",
+                        short(&w.watched),
+                        if w.state == WatchState::Local {
+                            "local"
+                        } else {
+                            "remote"
+                        }
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        out.push(ClientEffect::Trace(runner_line(
+            &alloc.name,
+            &id,
+            &["runner added", &waiting],
         )));
         Arc::make_mut(&mut self.runners).insert(id.clone(), runner);
         for watch in remote {
@@ -931,10 +928,10 @@ impl Client {
             return;
         }
         runner.start(tick_time(now));
-        out.push(ClientEffect::Trace(format!(
-            "{} {} running",
-            runner.alloc.name,
-            short(alloc)
+        out.push(ClientEffect::Trace(runner_line(
+            &runner.alloc.name,
+            alloc,
+            &["running"],
         )));
         let healthy_at = runner.health_tasks_started(tick_time(now));
         self.health_timers(alloc, healthy_at.into_iter().collect(), out);
@@ -971,11 +968,13 @@ impl Client {
         let Some(healthy) = runner.check_health(tick_time(now)) else {
             return false;
         };
-        out.push(ClientEffect::Trace(format!(
-            "{} {} deployment health: {}",
-            runner.alloc.name,
-            short(alloc),
-            if healthy { "healthy" } else { "unhealthy" }
+        out.push(ClientEffect::Trace(runner_line(
+            &runner.alloc.name,
+            alloc,
+            &[
+                "deployment health: ",
+                if healthy { "healthy" } else { "unhealthy" },
+            ],
         )));
         true
     }
@@ -1036,6 +1035,24 @@ impl Client {
     pub fn last_ok_time(&self) -> Time {
         self.last_heartbeat_ok.map_or(Time::ZERO, tick_time)
     }
+}
+
+/// A trace line about one alloc runner: the alloc's name, its short ID,
+/// then `words` joined, written into a string of exactly the line's length
+/// (the trace keeps it as it is) without the formatting machinery (a run
+/// writes several such lines per alloc).
+fn runner_line(name: &str, alloc: &str, words: &[&str]) -> String {
+    let alloc = short(alloc);
+    let len = name.len() + alloc.len() + 2 + words.iter().map(|word| word.len()).sum::<usize>();
+    let mut line = String::with_capacity(len);
+    line.push_str(name);
+    line.push(' ');
+    line.push_str(alloc);
+    line.push(' ');
+    for word in words {
+        line.push_str(word);
+    }
+    line
 }
 
 /// The client's alloc dir.

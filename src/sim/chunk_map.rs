@@ -9,7 +9,9 @@
 //! behind its own `Arc` too, so a chunk copied for one write shares the
 //! other entries (their keys and values) instead of copying them. A lookup
 //! is two binary searches that compare keys by their first eight bytes
-//! first ([`SortKey`]), and iteration is in key order.
+//! first ([`SortKey`]), kept as numbers beside the entries (each chunk's
+//! first in a flat list, each entry's in its chunk's slot), so that only
+//! keys whose first bytes match are read; iteration is in key order.
 //! [`ChunkVec`] does the same for an append-only list; both keep their
 //! items in one chunk core.
 
@@ -59,10 +61,16 @@ impl SortKey for u64 {
     }
 }
 
-/// How `entry` compares with `key`, whose prefix is `prefix`: by the
-/// prefixes, then whole only when they are equal.
-fn key_order<Q: SortKey + ?Sized>(entry: &Q, prefix: u64, key: &Q) -> Ordering {
-    entry.prefix().cmp(&prefix).then_with(|| entry.cmp(key))
+/// How `entry`, whose prefix is `entry_prefix`, compares with `key`,
+/// whose prefix is `prefix`: by the prefixes, then whole only when they
+/// are equal.
+fn order_by_prefix<Q: Ord + ?Sized>(
+    entry_prefix: u64,
+    entry: &Q,
+    prefix: u64,
+    key: &Q,
+) -> Ordering {
+    entry_prefix.cmp(&prefix).then_with(|| entry.cmp(key))
 }
 
 /// Entries per chunk when a map is built; a chunk splits in two when it
@@ -153,11 +161,61 @@ impl<T: PartialEq> PartialEq for Chunks<T> {
     }
 }
 
+/// One entry of a [`ChunkMap`] in its chunk: the entry, shared, with its
+/// key's prefix beside it, so that a lookup in a chunk compares prefixes
+/// without reading the entries (only the entries whose prefix equals the
+/// key's).
+struct Slot<K, V> {
+    /// The key's [`SortKey::prefix`].
+    prefix: u64,
+    /// The key and the value.
+    entry: Arc<(K, V)>,
+}
+
+impl<K: SortKey, V> Slot<K, V> {
+    /// A slot for a new entry.
+    fn new(key: K, value: V) -> Self {
+        Slot {
+            prefix: key.prefix(),
+            entry: Arc::new((key, value)),
+        }
+    }
+
+    /// How the slot's key compares with `key`, whose prefix is `prefix`.
+    fn order<Q>(&self, prefix: u64, key: &Q) -> Ordering
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        order_by_prefix(self.prefix, self.entry.0.borrow(), prefix, key)
+    }
+}
+
+impl<K, V> Clone for Slot<K, V> {
+    fn clone(&self) -> Self {
+        Slot {
+            prefix: self.prefix,
+            entry: Arc::clone(&self.entry),
+        }
+    }
+}
+
+/// Slots are equal when their entries are (the prefixes follow the keys).
+impl<K: PartialEq, V: PartialEq> PartialEq for Slot<K, V> {
+    fn eq(&self, other: &Self) -> bool {
+        self.entry == other.entry
+    }
+}
+
 /// A sorted map of chunks shared between clones (see the module docs).
 pub struct ChunkMap<K, V> {
-    /// Non-empty sorted chunks of shared entries; every key of a chunk is
-    /// below every key of the next one.
-    core: Chunks<Arc<(K, V)>>,
+    /// Non-empty sorted chunks of slots of shared entries; every key of a
+    /// chunk is below every key of the next one.
+    core: Chunks<Slot<K, V>>,
+    /// The prefix ([`SortKey::prefix`]) of each chunk's first key, in
+    /// chunk order: a lookup finds its chunk in this flat list, reading a
+    /// chunk's first key only where its prefix equals the key's.
+    firsts: Vec<u64>,
 }
 
 /// The value of an entry taken out of a map: moved out when nothing else
@@ -170,6 +228,7 @@ impl<K, V> Clone for ChunkMap<K, V> {
     fn clone(&self) -> Self {
         ChunkMap {
             core: self.core.clone(),
+            firsts: self.firsts.clone(),
         }
     }
 }
@@ -178,6 +237,7 @@ impl<K, V> Default for ChunkMap<K, V> {
     fn default() -> Self {
         ChunkMap {
             core: Chunks::default(),
+            firsts: Vec::new(),
         }
     }
 }
@@ -205,10 +265,28 @@ impl<K: SortKey, V> ChunkMap<K, V> {
         K: Borrow<Q>,
         Q: SortKey + ?Sized,
     {
-        self.core
-            .chunks
-            .partition_point(|chunk| key_order(chunk[0].0.borrow(), prefix, key).is_le())
-            .saturating_sub(1)
+        // A chunk whose first prefix is below `prefix` starts below `key`,
+        // one whose first prefix is above starts above it: only the chunks
+        // whose first prefix equals `prefix` need their first keys read.
+        let below = self.firsts.partition_point(|first| *first < prefix);
+        let mut not_above = below;
+        if self.firsts.get(below) == Some(&prefix) {
+            let equal = self.firsts[below..].partition_point(|first| *first == prefix);
+            not_above += self.core.chunks[below..below + equal]
+                .partition_point(|chunk| chunk[0].entry.0.borrow() <= key);
+        }
+        not_above.saturating_sub(1)
+    }
+
+    /// Whether `firsts` holds each chunk's first prefix (for the tests).
+    #[cfg(test)]
+    fn firsts_agree(&self) -> bool {
+        self.firsts == first_prefixes(&self.core)
+    }
+
+    /// The prefix of the first key of the chunk at `chunk_idx`.
+    fn first_prefix(&self, chunk_idx: usize) -> u64 {
+        self.core.chunks[chunk_idx][0].prefix
     }
 
     /// (chunk, position) of `key`, or (chunk, where it would go).
@@ -220,7 +298,7 @@ impl<K: SortKey, V> ChunkMap<K, V> {
         let prefix = key.prefix();
         let chunk_idx = self.chunk_for(key, prefix);
         let position = self.core.chunks.get(chunk_idx).map_or(Err(0), |chunk| {
-            chunk.binary_search_by(|entry| key_order(entry.0.borrow(), prefix, key))
+            chunk.binary_search_by(|slot| slot.order(prefix, key))
         });
         (chunk_idx, position)
     }
@@ -242,7 +320,7 @@ impl<K: SortKey, V> ChunkMap<K, V> {
         Q: SortKey + ?Sized,
     {
         let (chunk_idx, entry_idx) = self.find(key)?;
-        Some(&self.core.chunks[chunk_idx][entry_idx].1)
+        Some(&self.core.chunks[chunk_idx][entry_idx].entry.1)
     }
 
     /// The position of `key` in key order, if present.
@@ -260,7 +338,7 @@ impl<K: SortKey, V> ChunkMap<K, V> {
     pub fn get_index(&self, mut index: usize) -> Option<(&K, &V)> {
         for chunk in &self.core.chunks {
             if index < chunk.len() {
-                let entry = &chunk[index];
+                let entry = &chunk[index].entry;
                 return Some((&entry.0, &entry.1));
             }
             index -= chunk.len();
@@ -302,15 +380,15 @@ impl<K: SortKey + Clone, V: Clone> ChunkMap<K, V> {
     {
         let (chunk_idx, entry_idx) = self.find(key)?;
         let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
-        Some(&mut Arc::make_mut(&mut chunk[entry_idx]).1)
+        Some(&mut Arc::make_mut(&mut chunk[entry_idx].entry).1)
     }
 
     /// Inserts or replaces; returns the old value.
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
         if self.core.chunks.is_empty() {
-            self.core
-                .chunks
-                .push(Arc::new(vec![Arc::new((key, value))]));
+            let slot = Slot::new(key, value);
+            self.firsts.push(slot.prefix);
+            self.core.chunks.push(Arc::new(vec![slot]));
             self.core.len = 1;
             return None;
         }
@@ -318,15 +396,21 @@ impl<K: SortKey + Clone, V: Clone> ChunkMap<K, V> {
         let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
         match position {
             Ok(entry_idx) => {
-                let old = std::mem::replace(&mut chunk[entry_idx], Arc::new((key, value)));
+                let old = std::mem::replace(&mut chunk[entry_idx].entry, Arc::new((key, value)));
                 Some(take_value(old))
             }
             Err(entry_idx) => {
-                chunk.insert(entry_idx, Arc::new((key, value)));
+                chunk.insert(entry_idx, Slot::new(key, value));
                 self.core.len += 1;
-                if chunk.len() > 2 * CHUNK {
+                let split = chunk.len() > 2 * CHUNK;
+                if split {
                     let upper = chunk.split_off(chunk.len() / 2);
                     self.core.chunks.insert(chunk_idx + 1, Arc::new(upper));
+                    self.firsts
+                        .insert(chunk_idx + 1, self.first_prefix(chunk_idx + 1));
+                }
+                if entry_idx == 0 {
+                    self.firsts[chunk_idx] = self.first_prefix(chunk_idx);
                 }
                 None
             }
@@ -340,17 +424,15 @@ impl<K: SortKey + Clone, V: Clone> ChunkMap<K, V> {
         }
         let (chunk_idx, entry_idx) = self.find(&key).expect("the key was just inserted");
         let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
-        &mut Arc::make_mut(&mut chunk[entry_idx]).1
+        &mut Arc::make_mut(&mut chunk[entry_idx].entry).1
     }
 
     /// Removes the first entry; returns it.
     pub fn pop_first(&mut self) -> Option<(K, V)> {
         let first = self.core.chunks.first_mut()?;
         let chunk = Arc::make_mut(first);
-        let entry = chunk.remove(0);
-        if chunk.is_empty() {
-            self.core.chunks.remove(0);
-        }
+        let entry = chunk.remove(0).entry;
+        self.removed_first(0);
         self.core.len -= 1;
         Some(Arc::try_unwrap(entry).unwrap_or_else(|shared| (*shared).clone()))
     }
@@ -361,7 +443,10 @@ impl<K: SortKey + Clone, V: Clone> ChunkMap<K, V> {
         let mut len = 0;
         for chunk in &mut self.core.chunks {
             // `keep` is asked once per entry, in key order.
-            let kept: Vec<bool> = chunk.iter().map(|entry| keep(&entry.0, &entry.1)).collect();
+            let kept: Vec<bool> = chunk
+                .iter()
+                .map(|slot| keep(&slot.entry.0, &slot.entry.1))
+                .collect();
             if kept.contains(&false) {
                 let mut verdicts = kept.into_iter();
                 Arc::make_mut(chunk).retain(|_| verdicts.next().unwrap_or(true));
@@ -370,6 +455,7 @@ impl<K: SortKey + Clone, V: Clone> ChunkMap<K, V> {
         }
         self.core.chunks.retain(|chunk| !chunk.is_empty());
         self.core.len = len;
+        self.firsts = first_prefixes(&self.core);
     }
 
     /// Removes `key`; returns its value.
@@ -380,19 +466,30 @@ impl<K: SortKey + Clone, V: Clone> ChunkMap<K, V> {
     {
         let (chunk_idx, entry_idx) = self.find(key)?;
         let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
-        let value = take_value(chunk.remove(entry_idx));
-        if chunk.is_empty() {
-            self.core.chunks.remove(chunk_idx);
+        let value = take_value(chunk.remove(entry_idx).entry);
+        if entry_idx == 0 {
+            self.removed_first(chunk_idx);
         }
         self.core.len -= 1;
         Some(value)
     }
+
+    /// Mends the chunk at `chunk_idx` after its first entry was removed:
+    /// drops it if it is empty, else notes its new first prefix.
+    fn removed_first(&mut self, chunk_idx: usize) {
+        if self.core.chunks[chunk_idx].is_empty() {
+            self.core.chunks.remove(chunk_idx);
+            self.firsts.remove(chunk_idx);
+        } else {
+            self.firsts[chunk_idx] = self.first_prefix(chunk_idx);
+        }
+    }
 }
 
 /// One entry as a pair of references.
-type EntryRef<'a, K, V> = fn(&'a Arc<(K, V)>) -> (&'a K, &'a V);
+type EntryRef<'a, K, V> = fn(&'a Slot<K, V>) -> (&'a K, &'a V);
 /// Every chunk's entries in turn, as pairs of references.
-type AllEntries<'a, K, V> = std::iter::Map<ChunkItems<'a, Arc<(K, V)>>, EntryRef<'a, K, V>>;
+type AllEntries<'a, K, V> = std::iter::Map<ChunkItems<'a, Slot<K, V>>, EntryRef<'a, K, V>>;
 
 /// The entries of a [`ChunkMap`] in key order.
 pub struct Iter<'a, K, V> {
@@ -426,8 +523,8 @@ impl<'a, K, V> IntoIterator for &'a ChunkMap<K, V> {
     type IntoIter = Iter<'a, K, V>;
 
     fn into_iter(self) -> Iter<'a, K, V> {
-        fn pair<K, V>(entry: &Arc<(K, V)>) -> (&K, &V) {
-            (&entry.0, &entry.1)
+        fn pair<K, V>(slot: &Slot<K, V>) -> (&K, &V) {
+            (&slot.entry.0, &slot.entry.1)
         }
         Iter {
             inner: self.core.items().map(pair as EntryRef<'a, K, V>),
@@ -435,12 +532,20 @@ impl<'a, K, V> IntoIterator for &'a ChunkMap<K, V> {
     }
 }
 
-impl<K: Ord, V> FromIterator<(K, V)> for ChunkMap<K, V> {
+/// The prefix of each chunk's first key.
+fn first_prefixes<K, V>(core: &Chunks<Slot<K, V>>) -> Vec<u64> {
+    core.chunks.iter().map(|chunk| chunk[0].prefix).collect()
+}
+
+impl<K: SortKey, V> FromIterator<(K, V)> for ChunkMap<K, V> {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(entries: I) -> Self {
         // Sorted and deduplicated (the last value wins) as a BTreeMap would.
         let sorted: BTreeMap<K, V> = entries.into_iter().collect();
+        let slots = sorted.into_iter().map(|(key, value)| Slot::new(key, value));
+        let core = Chunks::from_items(slots, CHUNK);
         ChunkMap {
-            core: Chunks::from_items(sorted.into_iter().map(Arc::new), CHUNK),
+            firsts: first_prefixes(&core),
+            core,
         }
     }
 }
@@ -475,7 +580,7 @@ impl<K: Serialize, V: Serialize> Serialize for ChunkMap<K, V> {
     }
 }
 
-impl<'de, K: Ord + Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for ChunkMap<K, V> {
+impl<'de, K: SortKey + Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for ChunkMap<K, V> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let entries = BTreeMap::<K, V>::deserialize(deserializer)?;
         Ok(entries.into_iter().collect())
@@ -596,8 +701,15 @@ impl<'de, T: Clone + Deserialize<'de>> Deserialize<'de> for ChunkVec<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{ChunkMap, ChunkVec, SortKey, key_order};
+    use super::{ChunkMap, ChunkVec, SortKey, order_by_prefix};
+    use std::cmp::Ordering;
     use std::collections::BTreeMap;
+
+    /// How `entry` compares with `key`, whose prefix is `prefix`, as a
+    /// lookup orders them ([`order_by_prefix`] with `entry`'s prefix).
+    fn key_order<Q: SortKey + ?Sized>(entry: &Q, prefix: u64, key: &Q) -> Ordering {
+        order_by_prefix(entry.prefix(), entry, prefix, key)
+    }
 
     /// Keys ordered by prefix first order exactly as they order whole:
     /// short keys, keys equal in their first eight bytes, zero bytes,
@@ -758,6 +870,43 @@ mod tests {
         assert_eq!(map.pop_first(), None);
         assert!(map.is_empty());
         assert_eq!(before.len(), 499);
+    }
+
+    /// String keys whose first eight bytes are the same for many keys (or
+    /// for all): the map agrees with a `BTreeMap` through inserts,
+    /// replacements, removals, `pop_first` and `retain`, finding its
+    /// chunks by the whole keys where their prefixes are equal.
+    #[test]
+    fn keys_sharing_their_prefix_agree_with_btree_map() {
+        for shape in ["node-{}", "same-prefix/{}", "{}"] {
+            let key_of = |n: u64| shape.replace("{}", &format!("{n:04}"));
+            let mut map = ChunkMap::new();
+            let mut model = BTreeMap::new();
+            for step in 0..3_000u64 {
+                let key = key_of((step * 7_919) % 1_201);
+                if step % 4 == 3 {
+                    assert_eq!(map.remove(key.as_str()), model.remove(&key), "{key}");
+                } else {
+                    assert_eq!(map.insert(key.clone(), step), model.insert(key, step));
+                }
+                if step % 97 == 0 {
+                    assert_eq!(map.pop_first(), model.pop_first());
+                }
+                assert!(map.firsts_agree(), "{shape} step {step}");
+            }
+            assert!(map.iter().eq(model.iter()));
+            for n in 0..1_300 {
+                let key = key_of(n);
+                assert_eq!(map.get(key.as_str()), model.get(&key), "{key}");
+            }
+            map.retain(|_, value| value % 3 != 0);
+            model.retain(|_, value| *value % 3 != 0);
+            assert!(map.firsts_agree());
+            assert!(map.iter().eq(model.iter()));
+            let rebuilt: ChunkMap<String, u64> = model.clone().into_iter().collect();
+            assert!(rebuilt.firsts_agree());
+            assert_eq!(rebuilt, map);
+        }
     }
 
     /// The keys of `map` after its first `skip`, in order.

@@ -99,7 +99,7 @@ impl Network {
         match self.pending.get_mut(node.as_str()) {
             Some(calls) => calls.push(call),
             None => {
-                self.pending.insert(node.to_string(), vec![call]);
+                self.pending.insert(node.as_str().to_owned(), vec![call]);
             }
         }
         id

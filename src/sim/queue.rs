@@ -3,7 +3,7 @@
 //! were scheduled and a run never depends on anything but its input.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Logical time in milliseconds since the start of the run.
@@ -72,21 +72,29 @@ impl std::fmt::Display for Seconds {
 /// grows past twice this.
 const CHUNK: usize = 16;
 
-/// One chunk: events in key order, shared between clones until written.
-type Chunk<E> = Arc<VecDeque<((Tick, u64), E)>>;
+/// One chunk: events in reverse key order (its first event last),
+/// shared between clones until written.
+type Chunk<E> = Arc<Vec<((Tick, u64), E)>>;
 
 /// A priority queue of events keyed by `(tick, seq)`. The events live in
-/// sorted chunks of a few dozen behind `Arc`s, each chunk a ring buffer:
-/// the history's checkpoints share every chunk the steps in between left
-/// alone (a delayed eval's timer, say, waits for minutes), so a checkpoint
-/// costs only the part of the queue that changed, while a push or a pop
-/// moves the event in and out of its chunk without an allocation of its own
-/// (the next event leaves the front of the first chunk).
+/// sorted chunks of a few dozen behind `Arc`s, each chunk a list in reverse
+/// order: the history's checkpoints share every chunk the steps in between
+/// left alone (a delayed eval's timer, say, waits for minutes), so a
+/// checkpoint costs only the part of the queue that changed, while a push
+/// or a pop moves the event in and out of its chunk without an allocation
+/// of its own (the next event leaves the end of the first chunk, and an
+/// event due before all others goes on that end).
+/// Each chunk's first key is kept beside it in a flat list too, so that a
+/// push finds its chunk by a binary search over that list alone, without
+/// reading the chunks.
 #[derive(Clone)]
 pub struct EventQueue<E> {
     /// Non-empty chunks; every key of a chunk is below every key of the
     /// next one.
     chunks: Vec<Chunk<E>>,
+    /// The first key of each chunk, in the same order (`firsts[i]` is the
+    /// key of `chunks[i]`'s last entry).
+    firsts: Vec<(Tick, u64)>,
     /// Events waiting.
     len: usize,
     next_seq: u64,
@@ -96,6 +104,7 @@ impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
             chunks: Vec::new(),
+            firsts: Vec::new(),
             len: 0,
             next_seq: 0,
         }
@@ -105,10 +114,7 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     /// The tick of the next event, if any.
     pub fn peek_tick(&self) -> Option<Tick> {
-        self.chunks
-            .first()
-            .and_then(|chunk| chunk.front())
-            .map(|((tick, _), _)| *tick)
+        self.firsts.first().map(|(tick, _)| *tick)
     }
 
     /// How many events wait.
@@ -126,9 +132,20 @@ impl<E> EventQueue<E> {
         self.entries().map(|((tick, _), event)| (*tick, event))
     }
 
+    /// Whether `firsts` holds each chunk's first key (for the tests).
+    #[cfg(test)]
+    fn firsts_agree(&self) -> bool {
+        self.chunks.len() == self.firsts.len()
+            && self
+                .chunks
+                .iter()
+                .zip(&self.firsts)
+                .all(|(chunk, first)| chunk.last().is_some_and(|(key, _)| key == first))
+    }
+
     /// The waiting events with their keys, in order.
     fn entries(&self) -> impl Iterator<Item = &((Tick, u64), E)> {
-        self.chunks.iter().flat_map(|chunk| chunk.iter())
+        self.chunks.iter().flat_map(|chunk| chunk.iter().rev())
     }
 }
 
@@ -145,21 +162,39 @@ impl<E: Clone> EventQueue<E> {
     fn insert(&mut self, key: (Tick, u64), event: E) {
         self.len += 1;
         // The last chunk whose first key is not above `key` (the first
-        // chunk for a key below all).
-        let chunk_idx = self
-            .chunks
-            .partition_point(|chunk| chunk.front().is_some_and(|(first, _)| *first <= key))
-            .saturating_sub(1);
+        // chunk for a key below all). About half the events are due before
+        // the second chunk starts (a call's delivery, its reply): those
+        // take the first chunk without a search.
+        let chunk_idx = match self.firsts.get(1) {
+            Some(second) if *second <= key => {
+                self.firsts.partition_point(|first| *first <= key) - 1
+            }
+            _ => 0,
+        };
         let Some(chunk) = self.chunks.get_mut(chunk_idx) else {
-            self.chunks.push(Arc::new(VecDeque::from([(key, event)])));
+            self.chunks.push(Arc::new(vec![(key, event)]));
+            self.firsts.push(key);
             return;
         };
         let chunk = Arc::make_mut(chunk);
-        let position = chunk.partition_point(|(other, _)| *other < key);
-        chunk.insert(position, (key, event));
+        if key < self.firsts[chunk_idx] {
+            // Before every event of the chunk (of the queue, mostly).
+            chunk.push((key, event));
+            self.firsts[chunk_idx] = key;
+        } else {
+            // The chunk runs from its last key down: `key` goes after the
+            // events above it.
+            let position = chunk.partition_point(|(other, _)| *other > key);
+            chunk.insert(position, (key, event));
+        }
         if chunk.len() > 2 * CHUNK {
-            let upper = chunk.split_off(chunk.len() / 2);
+            // The lower half, at the end, stays; the upper half, which
+            // keeps its last key, becomes the next chunk.
+            let lower = chunk.split_off(chunk.len() / 2);
+            let upper = std::mem::replace(chunk, lower);
+            let upper_first = upper.last().map_or(key, |(first, _)| *first);
             self.chunks.insert(chunk_idx + 1, Arc::new(upper));
+            self.firsts.insert(chunk_idx + 1, upper_first);
         }
     }
 
@@ -167,9 +202,13 @@ impl<E: Clone> EventQueue<E> {
     pub fn pop(&mut self) -> Option<(Tick, E)> {
         let first = self.chunks.first_mut()?;
         let chunk = Arc::make_mut(first);
-        let ((tick, _), event) = chunk.pop_front()?;
-        if chunk.is_empty() {
-            self.chunks.remove(0);
+        let ((tick, _), event) = chunk.pop()?;
+        match chunk.last() {
+            Some((next, _)) => self.firsts[0] = *next,
+            None => {
+                self.chunks.remove(0);
+                self.firsts.remove(0);
+            }
         }
         self.len -= 1;
         Some((tick, event))
@@ -180,15 +219,16 @@ impl<E: Clone> EventQueue<E> {
     pub fn retain(&mut self, mut keep: impl FnMut(&E) -> bool) {
         let mut len = 0;
         for chunk in &mut self.chunks {
-            // `keep` is asked once per event, in order.
-            let kept: Vec<bool> = chunk.iter().map(|(_, event)| keep(event)).collect();
+            // `keep` is asked once per event, in order (from the chunk's
+            // end); the verdicts are read back from its start.
+            let mut kept: Vec<bool> = chunk.iter().rev().map(|(_, event)| keep(event)).collect();
             if kept.contains(&false) {
-                let mut verdicts = kept.into_iter();
-                Arc::make_mut(chunk).retain(|_| verdicts.next().unwrap_or(true));
+                Arc::make_mut(chunk).retain(|_| kept.pop().unwrap_or(true));
             }
             len += chunk.len();
         }
         self.chunks.retain(|chunk| !chunk.is_empty());
+        self.firsts = first_keys(&self.chunks);
         self.len = len;
     }
 
@@ -196,17 +236,29 @@ impl<E: Clone> EventQueue<E> {
     /// next event `next_seq`.
     fn from_sorted(entries: Vec<((Tick, u64), E)>, next_seq: u64) -> Self {
         let len = entries.len();
-        let mut chunks = Vec::with_capacity(len.div_ceil(CHUNK));
+        let mut chunks: Vec<Chunk<E>> = Vec::with_capacity(len.div_ceil(CHUNK));
         let mut entries = entries.into_iter().peekable();
         while entries.peek().is_some() {
-            chunks.push(Arc::new(entries.by_ref().take(CHUNK).collect()));
+            let mut chunk: Vec<_> = entries.by_ref().take(CHUNK).collect();
+            chunk.reverse();
+            chunks.push(Arc::new(chunk));
         }
         EventQueue {
+            firsts: first_keys(&chunks),
             chunks,
             len,
             next_seq,
         }
     }
+}
+
+/// The first key of each chunk (its last entry's).
+fn first_keys<E>(chunks: &[Chunk<E>]) -> Vec<(Tick, u64)> {
+    chunks
+        .iter()
+        .filter_map(|chunk| chunk.last())
+        .map(|(key, _)| *key)
+        .collect()
 }
 
 /// Written as the map of events by key it stands for.
@@ -338,6 +390,7 @@ mod tests {
                 queue.peek_tick(),
                 model.keys().next().map(|(tick, _)| *tick)
             );
+            assert!(queue.firsts_agree());
         }
         let events: Vec<(u64, u64)> = queue.iter().map(|(tick, event)| (tick, *event)).collect();
         let expected: Vec<(u64, u64)> = model.iter().map(|((tick, _), e)| (*tick, *e)).collect();
@@ -374,6 +427,7 @@ mod tests {
         let checkpoint = queue.clone();
         assert_eq!(queue.pop(), Some((0, 0)));
         queue.retain(|event| event % 2 == 0);
+        assert!(queue.firsts_agree());
         queue.push(3, 1000);
         assert_eq!(checkpoint.len(), 200);
         assert_eq!(queue.len(), 100);
@@ -388,6 +442,7 @@ mod tests {
             popped += 1;
         }
         assert_eq!(popped, 100);
+        assert!(checkpoint.firsts_agree());
         let json = serde_json::to_string(&checkpoint).expect("serialize");
         let back: EventQueue<u64> = serde_json::from_str(&json).expect("deserialize");
         assert_eq!(back, checkpoint);
