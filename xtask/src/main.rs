@@ -146,8 +146,17 @@ use std::process::Command;
 /// and time labels written without the formatting machinery (for the step's
 /// speed) took ~4.6 KB out: 578,708 B (the last CI) → 574,087 B (1,454,773
 /// raw), ceiling lowered to 574,500.
+/// Fourteenth session (2026-12-02): 574,070 B (the last CI) → 580,734 B
+/// (1,472,477 raw), RAISED from 574,500 to 581,000 on purpose: the
+/// simulator's speed work (−15% / −21% of its instructions) added ~6.7 KB,
+/// measured merge by merge: the dense cluster's TTL column +0.4 KB, the
+/// server's node slots (`NodeTable`) −1.1 KB, the scheduler's reconcile
+/// memo with the reconciler's `EvalClock` and result validity +5.8 KB, the
+/// event queue's flat first keys and `ChunkMap`'s stored prefixes +1.6 KB.
+/// Why the memo costs that much was not measured (a `-C
+/// symbol-mangling-version=v0` attribution build is the next size step).
 /// This ceiling is a ratchet against growth; lower it as size work lands.
-const WASM_GZIP_BUDGET_BYTES: u64 = 574_500;
+const WASM_GZIP_BUDGET_BYTES: u64 = 581_000;
 
 /// The gzipped tools module (`tools_bg.wasm`: import, export, the explore
 /// engine; loaded on first use and by the explore worker) may not grow past
@@ -193,7 +202,10 @@ const WASM_GZIP_BUDGET_BYTES: u64 = 574_500;
 /// Thirteenth session: 555,492 B (the last CI) → 552,813 B (1,379,844 raw):
 /// the core's trace lines written without the formatting machinery; ceiling
 /// lowered to 553,300 (~0.5 KB for the core's next speed work).
-const TOOLS_WASM_GZIP_BUDGET_BYTES: u64 = 553_300;
+/// Fourteenth session: 552,797 B (the last CI) → 561,343 B (1,400,126 raw),
+/// RAISED to 561,800 with the app module's ceiling, for the same core work
+/// (node slots +1.6 KB, the reconcile memo +5.9 KB, the queue +1.0 KB).
+const TOOLS_WASM_GZIP_BUDGET_BYTES: u64 = 561_800;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
