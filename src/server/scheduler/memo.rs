@@ -60,6 +60,7 @@ struct Entry {
     /// node's status, `None` when gone).
     tainted_allocs: Vec<(usize, Option<NodeStatus>)>,
     deployment: Option<Deployment>,
+    job_is_batch: bool,
     eval_priority: i64,
     options: ReconcileOptions,
     result: Arc<ReconcileResult>,
@@ -147,6 +148,7 @@ impl Entry {
         };
         same_allocs
             && same_arc(self.job.as_ref(), input.job.as_ref())
+            && self.job_is_batch == input.job_is_batch
             && self.eval_priority == input.eval_priority
             && self.options.rules == reads.options.rules
             && self.options.picker == reads.options.picker
@@ -204,6 +206,7 @@ impl ReconcileMemo {
             tainted: self.table(reads.tainted),
             tainted_allocs: reads.tainted_allocs(&input.allocs),
             deployment: input.deployment.clone(),
+            job_is_batch: input.job_is_batch,
             eval_priority: input.eval_priority,
             options: *reads.options,
             result: Arc::clone(result),
@@ -362,6 +365,11 @@ mod tests {
         let mut expired = again.clone();
         expired.now = t0().add(Duration::from_mins(5));
         assert!(memo.get(&expired, &reads(&equal)).is_none());
+
+        // And a run read as a batch job's (the reconciler's batch rules).
+        let mut batch = again.clone();
+        batch.job_is_batch = true;
+        assert!(memo.get(&batch, &reads(&equal)).is_none());
 
         // A copy starts empty.
         assert!(memo.clone().get(&again, &reads(&equal)).is_none());
