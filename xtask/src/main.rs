@@ -215,7 +215,8 @@ commands:
   test                 fmt, clippy, native tests, wasm32 core check, dependency check,
                        dist, bundle-size check and the browser tests
   e2e                  dist, then only the browser tests
-  bench-ui             dist, then the browser benchmark (step render time, first screen)";
+  bench-ui             dist, then the browser benchmark (step render time, first screen)
+  floor                the size probe: the core alone as a wasm module (no UI), gzipped";
 
 fn main() -> std::process::ExitCode {
     match real_main() {
@@ -239,6 +240,7 @@ fn real_main() -> Result<()> {
             serve_blocking(&dist_dir, port)
         }
         Some("test") => test(&root),
+        Some("floor") => floor(&root),
         Some("e2e") => {
             let dist_dir = dist(&root)?;
             e2e(&root, &dist_dir)
@@ -388,16 +390,7 @@ fn dist(root: &Path) -> Result<PathBuf> {
     }
     std::fs::create_dir_all(&dist_dir)?;
     for name in MODULES {
-        let input =
-            target_dir(root).join(format!("wasm32-unknown-unknown/wasm-release/{name}.wasm"));
-        wasm_bindgen_cli_support::Bindgen::new()
-            .input_path(&input)
-            .web(true)?
-            .typescript(false)
-            .omit_default_module_path(false)
-            .out_name(name)
-            .generate(&dist_dir)
-            .with_context(|| format!("wasm-bindgen {name}"))?;
+        bindgen(root, name, &dist_dir)?;
     }
     let wasms = MODULES.map(|name| dist_dir.join(format!("{name}_bg.wasm")));
     // wasm-opt takes minutes per module: both at once.
@@ -415,6 +408,47 @@ fn dist(root: &Path) -> Result<PathBuf> {
     }
     copy_dir(&root.join("static"), &dist_dir)?;
     Ok(dist_dir)
+}
+
+/// Writes the bindings of the wasm-release module `name` into `dir`.
+fn bindgen(root: &Path, name: &str, dir: &Path) -> Result<()> {
+    let input = target_dir(root).join(format!("wasm32-unknown-unknown/wasm-release/{name}.wasm"));
+    wasm_bindgen_cli_support::Bindgen::new()
+        .input_path(&input)
+        .web(true)?
+        .typescript(false)
+        .omit_default_module_path(false)
+        .out_name(name)
+        .generate(dir)
+        .with_context(|| format!("wasm-bindgen {name}"))
+}
+
+/// Builds the size probe (`floor/`: the core as the app reaches it, no UI)
+/// as `dist` builds the app, and prints its size next to the app's
+/// budget: what the core alone costs the first module.
+fn floor(root: &Path) -> Result<()> {
+    ensure_wasm_target()?;
+    ensure_npm(root)?;
+    run(cargo().args([
+        "build",
+        "--profile",
+        "wasm-release",
+        "--target",
+        "wasm32-unknown-unknown",
+        "-p",
+        "floor",
+        "--lib",
+    ]))?;
+    let dir = target_dir(root).join("floor");
+    std::fs::create_dir_all(&dir)?;
+    bindgen(root, "floor", &dir)?;
+    let wasm = dir.join("floor_bg.wasm");
+    wasm_opt(root, &wasm);
+    let (raw, gzipped) = wasm_sizes(&wasm)?;
+    println!(
+        "floor: the core alone is {gzipped} bytes gzipped ({raw} raw); the app module's budget is {WASM_GZIP_BUDGET_BYTES}, the product target 400,000"
+    );
+    Ok(())
 }
 
 /// Runs binaryen's wasm-opt from npm (Debian's is too old to read today's
