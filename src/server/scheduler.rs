@@ -617,8 +617,9 @@ impl Server {
 
     /// Brings the cached tainted nodes ([`super::TaintedCache`]), if any,
     /// up to date after a write to node `id` alone: its entry is written or
-    /// removed and the lookup table built again (the other nodes' copies
-    /// are kept, not taken again from the store).
+    /// removed (the other nodes' copies are kept, not taken again from the
+    /// store), and the lookup table built again unless the tainted nodes
+    /// and their statuses are as they were.
     pub(super) fn tainted_node_written(&mut self, id: &str) {
         let Some(cluster) = &mut self.state.tainted_cache.0 else {
             return;

@@ -134,7 +134,7 @@ impl<'a> Probe<'a> {
 
 /// What a reconcile reads besides its [`ClusterInput`]: the tainted-node
 /// table of the input's map, the options, and the job's stored specs (read
-/// by the update function).
+/// by the update function); with the state's list the input's allocs copy.
 pub struct Reads<'a> {
     pub tainted: &'a Arc<TaintedIndex>,
     pub options: &'a ReconcileOptions,
