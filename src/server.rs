@@ -263,6 +263,11 @@ impl AllocIndex {
         self.allocs.iter()
     }
 
+    /// The allocs in ID order, as a slice.
+    pub fn as_slice(&self) -> &[Arc<Allocation>] {
+        &self.allocs
+    }
+
     /// Where `id` is, or would go.
     fn position(&self, id: &str) -> Result<usize, usize> {
         self.allocs

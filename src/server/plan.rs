@@ -134,7 +134,7 @@ impl Plan {
     }
 
     /// The nodes the plan names, in order, each once.
-    fn nodes(&self) -> Vec<&String> {
+    pub(super) fn nodes(&self) -> Vec<&String> {
         let mut nodes: Vec<&String> = self.node_update.keys().collect();
         // Each map's keys are in order and distinct: only the keys of two
         // non-empty maps need sorting.
@@ -379,6 +379,48 @@ impl Server {
             .map_or((0, 0), super::scheduler::group_need)
     }
 
+    /// The applier's reasons for refusing each node of `plan`, in the
+    /// plan's node order, when it refuses every one; `None` when it would
+    /// commit any node's part.
+    pub(super) fn refuses_whole(&self, plan: &Plan) -> Option<Vec<(String, Cow<'static, str>)>> {
+        plan.nodes()
+            .into_iter()
+            .map(|node| Some((node.clone(), self.node_plan_ok(node, plan).err()?)))
+            .collect()
+    }
+
+    /// Traces the refusal of each node (with its reason), in order: the
+    /// start of the applier's result.
+    fn refuse_nodes(
+        &mut self,
+        refused: Vec<(String, Cow<'static, str>)>,
+        out: &mut Vec<ServerEffect>,
+    ) -> ApplyResult {
+        let mut result = ApplyResult::default();
+        for (node, reason) in refused {
+            out.push(ServerEffect::Trace(TraceEvent::PlanRejected {
+                node: self.texts.text(&node),
+                reason: self.texts.text(&reason),
+            }));
+            result.rejected_nodes.push(node);
+        }
+        result
+    }
+
+    /// Applies a plan every node of which the applier refuses, with no
+    /// deployment change ([`Server::refuses_whole`] gave the reasons): what
+    /// [`Server::apply_plan`] does with it (the refusals are traced, and
+    /// the commit of nothing takes an index), without the plan.
+    pub(super) fn apply_refused(
+        &mut self,
+        refused: Vec<(String, Cow<'static, str>)>,
+        out: &mut Vec<ServerEffect>,
+    ) -> ApplyResult {
+        let result = self.refuse_nodes(refused, out);
+        self.bump_index();
+        result
+    }
+
     /// Applies a plan: checks each node, writes what commits. The allocs
     /// written are taken out of the plan (moved into the state where the
     /// plan holds the only reference), so an accepted node's list in
@@ -391,21 +433,15 @@ impl Server {
         plan: &mut Plan,
         out: &mut Vec<ServerEffect>,
     ) -> ApplyResult {
-        let mut result = ApplyResult::default();
-        let nodes: Vec<String> = plan.nodes().into_iter().cloned().collect();
+        let mut refused = Vec::new();
         let mut accepted = Vec::new();
-        for node in &nodes {
+        for node in plan.nodes() {
             match self.node_plan_ok(node, plan) {
                 Ok(()) => accepted.push(node.clone()),
-                Err(reason) => {
-                    out.push(ServerEffect::Trace(TraceEvent::PlanRejected {
-                        node: self.texts.text(node),
-                        reason: self.texts.text(&reason),
-                    }));
-                    result.rejected_nodes.push(node.clone());
-                }
+                Err(reason) => refused.push((node.clone(), reason)),
             }
         }
+        let mut result = self.refuse_nodes(refused, out);
         let index = self.bump_index();
         let now_time = tick_time(now);
         if let Some(deployment) = &plan.deployment {

@@ -28,6 +28,7 @@ use crate::sim::trace::{
     AllocReasons, AllocReasonsBuilder, BrokerState, EvalProcessed, GroupUpdates, SharedText, Text,
     TraceEvent, short,
 };
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -112,11 +113,114 @@ impl Retries {
 
 /// One scheduling attempt's output.
 struct Attempt {
-    plan: Plan,
+    plan: AttemptPlan,
     failed: Vec<String>,
     followups: Vec<Evaluation>,
     desired_tg_updates: GroupUpdates,
     reasons: AllocReasons,
+    /// Whether the job's reconcile memo holds the reconcile the attempt
+    /// was built from (the attempt may then be kept with it).
+    memo_holds: bool,
+    /// Whether the reconciler asked for placements (they draw IDs).
+    places: bool,
+}
+
+/// An attempt's plan: built now, or the job's last refused attempt. (One
+/// lives per attempt, on the stack: boxing the built plan would cost an
+/// allocation per attempt for nothing.)
+#[allow(clippy::large_enum_variant)]
+enum AttemptPlan {
+    Built(Plan),
+    /// The kept attempt ([`KeptAttempt`]), with the applier's reasons for
+    /// refusing each of its nodes now (taken when it is applied).
+    Kept(Arc<KeptAttempt>, Vec<(String, Cow<'static, str>)>),
+}
+
+/// An attempt whose plan the applier refused whole, kept with the job's
+/// reconcile in the memo ([`ReconcileMemo`]): an eval of the job that
+/// reuses that reconcile (nothing it read changed) builds the same plan,
+/// describes it in the same lines and gives the same reasons, so while
+/// the applier refuses every node of the plan again, the eval reuses the
+/// attempt instead of building it. Only an attempt that places nothing,
+/// fails nothing, creates no eval and changes no deployment is kept: it
+/// draws no IDs and reads nothing of the state but the reconcile's inputs
+/// (which the memo compares), the profile switch below, and the nodes the
+/// applier checks again. Its plan holds the times of the run that built
+/// it: a refused plan is only checked and described, never written.
+/// Debug builds check every reuse against a new attempt.
+pub struct KeptAttempt {
+    plan: Plan,
+    /// The plan's description ([`Plan::describe`]).
+    lines: Vec<String>,
+    reasons: AllocReasons,
+    desired_tg_updates: GroupUpdates,
+    /// The profile's `persist_reconnect_mark` the plan was built with.
+    persist_reconnect_mark: bool,
+}
+
+impl std::fmt::Debug for KeptAttempt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeptAttempt")
+            .field("lines", &self.lines)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Attempt {
+    /// The attempt's plan.
+    fn plan(&self) -> &Plan {
+        match &self.plan {
+            AttemptPlan::Built(plan) => plan,
+            AttemptPlan::Kept(kept, _) => &kept.plan,
+        }
+    }
+
+    /// Reuses a kept attempt whose plan the applier refuses (`refused`).
+    fn kept(kept: Arc<KeptAttempt>, refused: Vec<(String, Cow<'static, str>)>) -> Attempt {
+        Attempt {
+            failed: Vec::new(),
+            followups: Vec::new(),
+            desired_tg_updates: kept.desired_tg_updates.clone(),
+            reasons: kept.reasons.clone(),
+            memo_holds: true,
+            places: false,
+            plan: AttemptPlan::Kept(kept, refused),
+        }
+    }
+
+    /// Keeps this attempt, built now and described in `lines`, if it
+    /// qualifies ([`KeptAttempt`]) and the applier refused it whole
+    /// (`applied`): its plan moves into the kept attempt.
+    fn keep(
+        &mut self,
+        lines: &[String],
+        applied: &super::plan::ApplyResult,
+        persist_reconnect_mark: bool,
+    ) -> Option<Arc<KeptAttempt>> {
+        let AttemptPlan::Built(plan) = &mut self.plan else {
+            return None;
+        };
+        let keep = self.memo_holds
+            && !self.places
+            && self.failed.is_empty()
+            && self.followups.is_empty()
+            && plan.deployment.is_none()
+            && plan.deployment_updates.is_empty()
+            && applied.written == 0
+            && applied.rejected_nodes.len() == plan.nodes().len();
+        if !keep {
+            return None;
+        }
+        let kept = Arc::new(KeptAttempt {
+            plan: std::mem::take(plan),
+            lines: lines.to_vec(),
+            reasons: self.reasons.clone(),
+            desired_tg_updates: self.desired_tg_updates.clone(),
+            persist_reconnect_mark,
+        });
+        self.plan = AttemptPlan::Kept(Arc::clone(&kept), Vec::new());
+        Some(kept)
+    }
 }
 
 /// One attempt at a system eval.
@@ -513,26 +617,41 @@ impl Server {
 
     /// Brings the cached tainted nodes ([`super::TaintedCache`]), if any,
     /// up to date after a write to node `id` alone: its entry is written or
-    /// removed and the lookup table built again (the other nodes' copies
-    /// are kept, not taken again from the store).
+    /// removed (the other nodes' copies are kept, not taken again from the
+    /// store), and the lookup table built again unless the tainted nodes
+    /// and their statuses are as they were.
     pub(super) fn tainted_node_written(&mut self, id: &str) {
         let Some(cluster) = &mut self.state.tainted_cache.0 else {
             return;
         };
         let node = self.state.nodes.get(id).filter(|record| tainted(record));
+        match (node, cluster.map.get(id)) {
+            // Neither tainted before nor now: the map and table stand.
+            (None, None) => return,
+            // Tainted before and now, and as it was: likewise.
+            (Some(record), Some(Some(kept))) if *kept == record.node => return,
+            _ => {}
+        }
         let map = Arc::make_mut(&mut cluster.map);
         match node {
             Some(record) => match map.get_mut(id) {
-                Some(entry) => *entry = Some(record.node.clone()),
+                Some(entry) => {
+                    let status = entry.as_ref().map(|node| &node.status);
+                    let same_status = status == Some(&record.node.status);
+                    *entry = Some(record.node.clone());
+                    if same_status {
+                        // The same nodes with the same statuses: the
+                        // table (IDs and statuses) stands, and keeps its
+                        // address (the reconcile memo knows it by that).
+                        return;
+                    }
+                }
                 None => {
                     map.insert(id.to_string(), Some(record.node.clone()));
                 }
             },
             None => {
-                if map.remove(id).is_none() {
-                    // Neither tainted before nor now: the table stands.
-                    return;
-                }
+                map.remove(id);
             }
         }
         cluster.index = Arc::new(TaintedIndex::new(map));
@@ -566,10 +685,14 @@ impl Server {
                 }
                 _ => {
                     let result = self.compute_generic(now, eval, job);
-                    if eval.wait_until.is_zero() && !result.plan.is_noop() {
+                    if eval.wait_until.is_zero() && !result.plan().is_noop() {
                         self.create_followups(now, eval, &result.followups, out);
                     }
-                    for line in result.plan.describe(self) {
+                    let lines = match &result.plan {
+                        AttemptPlan::Built(plan) => plan.describe(self),
+                        AttemptPlan::Kept(kept, _) => kept.lines.clone(),
+                    };
+                    for line in lines {
                         plan_lines.push(if attempt > 1 {
                             format!("attempt {attempt}: {line}")
                         } else {
@@ -588,10 +711,23 @@ impl Server {
                     self.bump_index();
                     previous
                 }
-                _ => self.apply_plan(now, &eval.id, &mut result.plan, out),
+                _ => match &mut result.plan {
+                    AttemptPlan::Built(plan) => self.apply_plan(now, &eval.id, plan, out),
+                    AttemptPlan::Kept(_, refused) => {
+                        self.apply_refused(std::mem::take(refused), out)
+                    }
+                },
             };
+            // An attempt-1 plan refused whole is kept for the job's next
+            // eval (the lines so far are its description).
+            if attempt == 1
+                && let Some(kept) =
+                    result.keep(&plan_lines, &applied, self.rules.persist_reconnect_mark)
+            {
+                self.state.reconcile_memo.keep_attempt(&eval.job_id, kept);
+            }
             let done = applied.rejected_nodes.is_empty();
-            let progress = Retries::progress(&applied, &result.plan);
+            let progress = Retries::progress(&applied, result.plan());
             reuse = !progress && result.followups.is_empty();
             last = Some(result);
             last_applied = Some(applied);
@@ -609,11 +745,13 @@ impl Server {
         }
         retries.finish(&mut plan_lines);
         let attempt = last.unwrap_or(Attempt {
-            plan: Plan::default(),
+            plan: AttemptPlan::Built(Plan::default()),
             failed: Vec::new(),
             followups: Vec::new(),
             desired_tg_updates: GroupUpdates::new(),
             reasons: AllocReasons::new(),
+            memo_holds: false,
+            places: false,
         });
         let wait_passed = eval.wait_until.is_zero() || time_tick(eval.wait_until) < now;
         if !attempt.failed.is_empty()
@@ -691,14 +829,65 @@ impl Server {
     /// One attempt: reconcile and build the plan.
     fn compute_generic(&mut self, now: Tick, eval: &Evaluation, job: Option<&Arc<Job>>) -> Attempt {
         let now_time = tick_time(now);
-        let allocs = self.job_allocs(&eval.job_id);
-        let tainted = self.cluster_tainted_nodes(&allocs);
+        // The job's alloc list, shared: copied only for a new run.
+        let list = self.state.allocs_by_job.get(&eval.job_id).cloned();
+        let allocs = list.as_deref().map_or(&[][..], super::AllocIndex::as_slice);
+        let tainted = self.cluster_tainted_nodes(allocs);
+        let options = ReconcileOptions {
+            rules: reconciler_rules(&self.rules, self.version),
+            ..ReconcileOptions::default()
+        };
+        let current = self
+            .state
+            .deployments
+            .values()
+            .filter(|d| d.job_id == eval.job_id)
+            .max_by_key(|d| d.create_index);
+        let job_is_batch = job.is_some_and(|j| j.job_type == JobType::Batch);
+        // The job's last run when nothing it read changed (a blocked eval
+        // unblocked again), else a new run, kept if it drew no IDs.
+        let reads = memo::Reads {
+            tainted: &tainted.index,
+            options: &options,
+            specs: self.state.jobs.get(&eval.job_id).map(|r| &r.specs),
+            allocs: list.as_ref(),
+        };
+        let hit = self.state.reconcile_memo.get(
+            &memo::Probe {
+                job,
+                job_id: &eval.job_id,
+                job_is_batch,
+                deployment: current,
+                deployment_paused: false,
+                deployment_failed: false,
+                allocs,
+                eval_id: &eval.id,
+                eval_priority: eval.priority,
+                now: now_time,
+            },
+            &reads,
+        );
+        // The job's last attempt, built from this reconcile, while the
+        // applier refuses all of its plan (see `KeptAttempt`).
+        let kept_attempt = hit
+            .as_ref()
+            .and_then(|hit| hit.attempt.clone())
+            .filter(|kept| kept.persist_reconnect_mark == self.rules.persist_reconnect_mark)
+            .and_then(|kept| {
+                let refused = self.refuses_whole(&kept.plan)?;
+                Some((kept, refused))
+            });
+        #[cfg(not(debug_assertions))]
+        if let Some((kept, refused)) = kept_attempt {
+            return Attempt::kept(kept, refused);
+        }
+        let deployment = current.cloned();
         let mut plan = Plan::default();
 
         // updateNonTerminalAllocsToLost: server-stopped allocs still running
         // on a down or collected node are lost. (The alloc's own fields are
         // checked before its node is looked up: few allocs need the lookup.)
-        for alloc in &allocs {
+        for alloc in allocs {
             let down = || match tainted.map.get(&alloc.node_id) {
                 Some(None) => true,
                 Some(Some(node)) => node.status == NodeStatus::Down,
@@ -720,29 +909,18 @@ impl Server {
             }
         }
 
-        let deployment = self
-            .state
-            .deployments
-            .values()
-            .filter(|d| d.job_id == eval.job_id)
-            .max_by_key(|d| d.create_index)
-            .cloned();
         let input = ClusterInput {
             job: job.cloned(),
             job_id: eval.job_id.clone(),
-            job_is_batch: job.is_some_and(|j| j.job_type == JobType::Batch),
+            job_is_batch,
             deployment: deployment.clone(),
             deployment_paused: false,
             deployment_failed: false,
-            allocs,
+            allocs: allocs.to_vec(),
             eval_id: eval.id.clone(),
             eval_priority: eval.priority,
             tainted_nodes: Arc::clone(&tainted.map),
             now: now_time,
-        };
-        let options = ReconcileOptions {
-            rules: reconciler_rules(&self.rules, self.version),
-            ..ReconcileOptions::default()
         };
         let seed = self.id_seed;
         let mut counter = self.state.next_id;
@@ -754,16 +932,10 @@ impl Server {
                 }
                 changed_job_update(jobs, alloc, job, group)
             };
-        // The job's last run when nothing it read changed (a blocked eval
-        // unblocked again), else a new run, kept if it drew no IDs.
-        let reads = memo::Reads {
-            tainted: &tainted.index,
-            options: &options,
-            specs: jobs.get(&eval.job_id).map(|r| &r.specs),
-        };
         let memo = &mut self.state.reconcile_memo;
-        let result = match memo.get(&input, &reads) {
-            Some(kept) => {
+        let (result, memo_holds) = match hit {
+            Some(hit) => {
+                let kept = hit.result();
                 #[cfg(debug_assertions)]
                 {
                     let mut drawn = 0;
@@ -780,7 +952,7 @@ impl Server {
                         "a kept reconcile differs from a new run"
                     );
                 }
-                kept
+                (kept, true)
             }
             None => {
                 let mut next_id = || {
@@ -795,10 +967,9 @@ impl Server {
                     &update_fn,
                     &mut next_id,
                 ));
-                if counter == self.state.next_id {
-                    memo.put(&input, &reads, &result);
-                }
-                result
+                let held = counter == self.state.next_id
+                    && memo.put(&memo::Probe::of(&input), &reads, &result);
+                (result, held)
             }
         };
         self.state.next_id = counter;
@@ -833,8 +1004,8 @@ impl Server {
             .flatten()
             .cloned()
             .collect();
-        Attempt {
-            plan,
+        let attempt = Attempt {
+            plan: AttemptPlan::Built(plan),
             failed,
             followups,
             desired_tg_updates: result
@@ -843,7 +1014,55 @@ impl Server {
                 .map(|(group, updates)| (group.clone(), *updates))
                 .collect(),
             reasons,
+            memo_holds,
+            places: !result.place.is_empty() || !result.destructive_update.is_empty(),
+        };
+        #[cfg(debug_assertions)]
+        if let Some((kept, refused)) = kept_attempt {
+            self.check_kept_attempt(&attempt, &kept, &refused);
+            return Attempt::kept(kept, refused);
         }
+        attempt
+    }
+
+    /// Debug builds: a kept attempt reused gives what the new `attempt`
+    /// gives (the applier's refusals, the plan's description, the reasons
+    /// and updates), and the new one would be kept too.
+    #[cfg(debug_assertions)]
+    fn check_kept_attempt(
+        &self,
+        attempt: &Attempt,
+        kept: &KeptAttempt,
+        refused: &[(String, Cow<'static, str>)],
+    ) {
+        let plan = attempt.plan();
+        assert!(
+            attempt.memo_holds
+                && !attempt.places
+                && attempt.failed.is_empty()
+                && attempt.followups.is_empty()
+                && plan.deployment.is_none()
+                && plan.deployment_updates.is_empty(),
+            "a kept attempt is reused where a new one would not be kept"
+        );
+        assert_eq!(
+            self.refuses_whole(plan).as_deref(),
+            Some(refused),
+            "a kept plan is refused otherwise than a new one"
+        );
+        assert_eq!(
+            plan.describe(self),
+            kept.lines,
+            "a kept plan reads otherwise"
+        );
+        assert_eq!(
+            attempt.reasons, kept.reasons,
+            "a kept attempt's reasons differ"
+        );
+        assert!(
+            attempt.desired_tg_updates == kept.desired_tg_updates,
+            "a kept attempt's updates differ"
+        );
     }
 
     fn build_generic_plan(

@@ -11,13 +11,20 @@
 //! drew IDs (follow-up evals, a deployment) is not kept: another run would
 //! draw new ones.
 //!
+//! An entry also keeps the job's last attempt built from the kept result
+//! when the plan applier refused it whole ([`KeptAttempt`]): the next eval
+//! that reuses the result reuses the attempt too, while the applier still
+//! refuses it.
+//!
 //! It is a cache, not state: not serialized, empty in a copy, and any two
 //! compare equal; debug builds check every reuse against a new run.
 
-use crate::model::{Allocation, Deployment, Job, NodeStatus};
+use super::KeptAttempt;
+use crate::model::{Allocation, Deployment, Job, Time};
 use crate::reconciler::cluster::{ClusterInput, ReconcileOptions, ReconcileResult};
 use crate::reconciler::filters::TaintedIndex;
 use crate::scenario::format::JobSpec;
+use crate::server::AllocIndex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -52,40 +59,92 @@ struct Entry {
     /// The stored specs of the job by version (the update function reads
     /// them for allocs of another version).
     specs: Vec<(u64, Arc<JobSpec>)>,
-    allocs: Vec<Arc<Allocation>>,
+    /// The job's alloc list in the state that the run's allocs copied
+    /// ([`crate::server::ServerState::allocs_by_job`]; kept alive, so a
+    /// write to the job's allocs copies the list and gives it another
+    /// address), or a list of them when the state had none.
+    allocs: Arc<AllocIndex>,
     /// The first seen of the tables equal to the one it looked the allocs'
-    /// nodes up in (see [`ReconcileMemo::tables`]).
+    /// nodes up in (see [`ReconcileMemo::tables`]; kept alive, so it is
+    /// asked again when another table comes).
     tainted: Arc<TaintedIndex>,
-    /// The allocs whose node that table holds: (position in `allocs`, the
-    /// node's status, `None` when gone).
-    tainted_allocs: Vec<(usize, Option<NodeStatus>)>,
     deployment: Option<Deployment>,
     job_is_batch: bool,
     eval_priority: i64,
     options: ReconcileOptions,
     result: Arc<ReconcileResult>,
+    /// The attempt built from `result` that the applier refused whole.
+    attempt: Option<Arc<KeptAttempt>>,
+}
+
+/// A kept reconcile handed out again: its result (to set to the new time:
+/// [`Hit::result`]), and the attempt built from it, if kept.
+pub struct Hit {
+    kept: Arc<ReconcileResult>,
+    now: Time,
+    pub attempt: Option<Arc<KeptAttempt>>,
+}
+
+impl Hit {
+    /// The kept result set to the new time (a copy only when that changes
+    /// it).
+    pub fn result(self) -> Arc<ReconcileResult> {
+        if self.kept.timed_at(self.now) {
+            return self.kept;
+        }
+        let mut result = Arc::unwrap_or_clone(self.kept);
+        result.retime(self.now);
+        Arc::new(result)
+    }
+}
+
+/// What a reconcile reads of its [`ClusterInput`] but the tainted nodes
+/// (which [`Reads`] gives as their table), borrowed: an eval that reuses a
+/// kept attempt builds no input.
+pub struct Probe<'a> {
+    pub job: Option<&'a Arc<Job>>,
+    pub job_id: &'a str,
+    pub job_is_batch: bool,
+    pub deployment: Option<&'a Deployment>,
+    pub deployment_paused: bool,
+    pub deployment_failed: bool,
+    pub allocs: &'a [Arc<Allocation>],
+    pub eval_id: &'a str,
+    pub eval_priority: i64,
+    pub now: Time,
+}
+
+impl<'a> Probe<'a> {
+    /// The probe of `input`.
+    pub fn of(input: &'a ClusterInput) -> Self {
+        Probe {
+            job: input.job.as_ref(),
+            job_id: &input.job_id,
+            job_is_batch: input.job_is_batch,
+            deployment: input.deployment.as_ref(),
+            deployment_paused: input.deployment_paused,
+            deployment_failed: input.deployment_failed,
+            allocs: &input.allocs,
+            eval_id: &input.eval_id,
+            eval_priority: input.eval_priority,
+            now: input.now,
+        }
+    }
 }
 
 /// What a reconcile reads besides its [`ClusterInput`]: the tainted-node
 /// table of the input's map, the options, and the job's stored specs (read
-/// by the update function).
+/// by the update function); with the state's list the input's allocs copy.
 pub struct Reads<'a> {
     pub tainted: &'a Arc<TaintedIndex>,
     pub options: &'a ReconcileOptions,
     pub specs: Option<&'a BTreeMap<u64, Arc<JobSpec>>>,
+    /// The job's alloc list in the state, of which the input's allocs are
+    /// a copy (`None` when the state has none).
+    pub allocs: Option<&'a Arc<AllocIndex>>,
 }
 
 impl Reads<'_> {
-    /// The allocs of `allocs` whose node is in the table, with the node's
-    /// status.
-    fn tainted_allocs(&self, allocs: &[Arc<Allocation>]) -> Vec<(usize, Option<NodeStatus>)> {
-        allocs
-            .iter()
-            .enumerate()
-            .filter_map(|(i, a)| Some((i, self.tainted.get(&a.node_id)?.cloned())))
-            .collect()
-    }
-
     fn specs(&self) -> Vec<(u64, Arc<JobSpec>)> {
         self.specs
             .into_iter()
@@ -108,18 +167,34 @@ impl Entry {
     /// the time and eval; `table` is the first seen of the tables equal to
     /// the reads' (the entry keeps it when the allocs' nodes are as they
     /// were in its own).
-    fn matches(
-        &mut self,
-        input: &ClusterInput,
-        reads: &Reads<'_>,
-        table: &Arc<TaintedIndex>,
-    ) -> bool {
-        let same_allocs = self.allocs.len() == input.allocs.len()
-            && self
+    fn matches(&mut self, input: &Probe<'_>, reads: &Reads<'_>, table: &Arc<TaintedIndex>) -> bool {
+        debug_assert!(
+            reads
                 .allocs
-                .iter()
-                .zip(&input.allocs)
-                .all(|(a, b)| Arc::ptr_eq(a, b));
+                .is_none_or(|list| list.len() == input.allocs.len()
+                    && list
+                        .values()
+                        .zip(input.allocs)
+                        .all(|(a, b)| Arc::ptr_eq(a, b))),
+            "the input's allocs are not a copy of the job's list"
+        );
+        // The same list (by address: see `Entry::allocs`), or one holding
+        // the same allocs (then kept, to be known by its address).
+        let same_allocs = match reads.allocs {
+            Some(list) if Arc::ptr_eq(&self.allocs, list) => true,
+            _ => {
+                let same = self.allocs.len() == input.allocs.len()
+                    && self
+                        .allocs
+                        .values()
+                        .zip(input.allocs)
+                        .all(|(a, b)| Arc::ptr_eq(a, b));
+                if same && let Some(list) = reads.allocs {
+                    self.allocs = Arc::clone(list);
+                }
+                same
+            }
+        };
         let same_specs = || {
             let specs = reads.specs.into_iter().flatten();
             self.specs.len() == specs.clone().count()
@@ -129,30 +204,28 @@ impl Entry {
                     .zip(specs)
                     .all(|((va, a), (vb, b))| va == vb && Arc::ptr_eq(a, b))
         };
-        // An equal table answers the same; another one is asked again.
+        // An equal table answers the same; with another one, both are
+        // asked for each alloc's node (whether tainted, and its status).
         let mut same_nodes = || {
             if Arc::ptr_eq(&self.tainted, table) {
                 return true;
             }
-            let mut kept = self.tainted_allocs.iter();
-            let same = input.allocs.iter().enumerate().all(|(i, a)| {
-                reads.tainted.get(&a.node_id).is_none_or(|status| {
-                    kept.next()
-                        .is_some_and(|(j, kept)| *j == i && kept.as_ref() == status)
-                })
-            }) && kept.next().is_none();
+            let same = input
+                .allocs
+                .iter()
+                .all(|a| self.tainted.get(&a.node_id) == reads.tainted.get(&a.node_id));
             if same {
                 self.tainted = Arc::clone(table);
             }
             same
         };
         same_allocs
-            && same_arc(self.job.as_ref(), input.job.as_ref())
+            && same_arc(self.job.as_ref(), input.job)
             && self.job_is_batch == input.job_is_batch
             && self.eval_priority == input.eval_priority
             && self.options.rules == reads.options.rules
             && self.options.picker == reads.options.picker
-            && self.deployment == input.deployment
+            && self.deployment.as_ref() == input.deployment
             && !input.deployment_paused
             && !input.deployment_failed
             && same_specs()
@@ -161,24 +234,23 @@ impl Entry {
 }
 
 impl ReconcileMemo {
-    /// The kept result of the job's last run, set to `input`'s time, when
-    /// it is the result of a run of `input` (see the module's doc).
-    pub fn get(&mut self, input: &ClusterInput, reads: &Reads<'_>) -> Option<Arc<ReconcileResult>> {
+    /// The kept result of the job's last run, to set to `input`'s time,
+    /// when it is the result of a run of `input` (see the module's doc).
+    pub fn get(&mut self, input: &Probe<'_>, reads: &Reads<'_>) -> Option<Hit> {
         let table = self.table(reads.tainted);
-        let entry = self.jobs.get_mut(&input.job_id)?;
+        let entry = self.jobs.get_mut(input.job_id)?;
         if !entry
             .result
-            .holds_for(&input.allocs, input.now, &input.eval_id)
+            .holds_for(input.allocs, input.now, input.eval_id)
             || !entry.matches(input, reads, &table)
         {
             return None;
         }
-        if entry.result.timed_at(input.now) {
-            return Some(Arc::clone(&entry.result));
-        }
-        let mut result = (*entry.result).clone();
-        result.retime(input.now);
-        Some(Arc::new(result))
+        Some(Hit {
+            kept: Arc::clone(&entry.result),
+            now: input.now,
+            attempt: entry.attempt.clone(),
+        })
     }
 
     /// The first seen of the tables equal to `table`, seen last.
@@ -193,31 +265,51 @@ impl ReconcileMemo {
     }
 
     /// Keeps `result`, a run of `input` that drew no IDs, if it holds for
-    /// another time or eval; else forgets the job's last run.
-    pub fn put(&mut self, input: &ClusterInput, reads: &Reads<'_>, result: &Arc<ReconcileResult>) {
+    /// another time or eval (then says so); else forgets the job's last run.
+    pub fn put(
+        &mut self,
+        input: &Probe<'_>,
+        reads: &Reads<'_>,
+        result: &Arc<ReconcileResult>,
+    ) -> bool {
         if result.validity.is_none() || input.deployment_paused || input.deployment_failed {
-            self.jobs.remove(&input.job_id);
-            return;
+            self.jobs.remove(input.job_id);
+            return false;
         }
         let entry = Entry {
-            job: input.job.clone(),
+            job: input.job.cloned(),
             specs: reads.specs(),
-            allocs: input.allocs.clone(),
+            allocs: match reads.allocs {
+                Some(list) => Arc::clone(list),
+                None => Arc::new(AllocIndex {
+                    allocs: input.allocs.to_vec(),
+                }),
+            },
             tainted: self.table(reads.tainted),
-            tainted_allocs: reads.tainted_allocs(&input.allocs),
-            deployment: input.deployment.clone(),
+            deployment: input.deployment.cloned(),
             job_is_batch: input.job_is_batch,
             eval_priority: input.eval_priority,
             options: *reads.options,
             result: Arc::clone(result),
+            attempt: None,
         };
-        self.jobs.insert(input.job_id.clone(), entry);
+        self.jobs.insert(input.job_id.to_string(), entry);
+        true
+    }
+
+    /// Keeps `attempt` with job `job_id`'s entry: the caller built it from
+    /// the entry's result (the one [`ReconcileMemo::get`] or
+    /// [`ReconcileMemo::put`] last handled for the job).
+    pub fn keep_attempt(&mut self, job_id: &str, attempt: Arc<KeptAttempt>) {
+        if let Some(entry) = self.jobs.get_mut(job_id) {
+            entry.attempt = Some(attempt);
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Reads, ReconcileMemo};
+    use super::{KeptAttempt, Probe, Reads, ReconcileMemo};
     use crate::model::{
         Allocation, ClientStatus, DesiredStatus, DisconnectStrategy, Duration, Job, JobType, Node,
         NodeStatus, TaskGroup, Time,
@@ -226,6 +318,8 @@ mod tests {
         ClusterInput, ReconcileOptions, ReconcileResult, generic_update_fn, reconcile_indexed,
     };
     use crate::reconciler::filters::TaintedIndex;
+    use crate::server::plan::Plan;
+    use crate::sim::trace::{AllocReasons, GroupUpdates};
     use std::collections::BTreeMap;
     use std::sync::Arc;
 
@@ -337,41 +431,101 @@ mod tests {
             tainted: table,
             options: &options,
             specs: None,
+            allocs: None,
         };
         let mut memo = ReconcileMemo::default();
-        assert!(memo.get(&first, &reads(&table)).is_none());
-        memo.put(&first, &reads(&table), &Arc::new(run(&first)));
+        assert!(memo.get(&Probe::of(&first), &reads(&table)).is_none());
+        assert!(memo.put(&Probe::of(&first), &reads(&table), &Arc::new(run(&first))));
 
         let mut again = input(t0().add(Duration::from_mins(2)), "e2");
         again.allocs.clone_from(&first.allocs);
         again.job.clone_from(&first.job);
         // An equal table seen later serves as well.
         let equal = Arc::new(TaintedIndex::new(&again.tainted_nodes));
-        let kept = memo.get(&again, &reads(&equal)).expect("nothing changed");
+        let kept = memo
+            .get(&Probe::of(&again), &reads(&equal))
+            .expect("nothing changed")
+            .result();
         assert_eq!(format!("{kept:?}"), format!("{:?}", run(&again)));
 
         // An alloc written again (a new `Arc`, even if equal) is a change.
         let mut written = again.clone();
         written.allocs[0] = Arc::new((*written.allocs[0]).clone());
-        assert!(memo.get(&written, &reads(&equal)).is_none());
+        assert!(memo.get(&Probe::of(&written), &reads(&equal)).is_none());
 
         // So is the unknown alloc's node coming back.
         let mut back = again.clone();
         back.tainted_nodes = Arc::new(BTreeMap::new());
         let back_table = Arc::new(TaintedIndex::new(&back.tainted_nodes));
-        assert!(memo.get(&back, &reads(&back_table)).is_none());
+        assert!(memo.get(&Probe::of(&back), &reads(&back_table)).is_none());
 
         // And the time passing the alloc's expiry.
         let mut expired = again.clone();
         expired.now = t0().add(Duration::from_mins(5));
-        assert!(memo.get(&expired, &reads(&equal)).is_none());
+        assert!(memo.get(&Probe::of(&expired), &reads(&equal)).is_none());
 
         // And a run read as a batch job's (the reconciler's batch rules).
         let mut batch = again.clone();
         batch.job_is_batch = true;
-        assert!(memo.get(&batch, &reads(&equal)).is_none());
+        assert!(memo.get(&Probe::of(&batch), &reads(&equal)).is_none());
 
         // A copy starts empty.
-        assert!(memo.clone().get(&again, &reads(&equal)).is_none());
+        assert!(
+            memo.clone()
+                .get(&Probe::of(&again), &reads(&equal))
+                .is_none()
+        );
+    }
+    /// An attempt kept with a run is handed out with it, and only with it:
+    /// a new run of the job starts without one.
+    #[test]
+    fn a_kept_attempt_goes_with_its_run() {
+        let options = ReconcileOptions::default();
+        let first = input(t0().add(Duration::from_mins(1)), "e1");
+        let table = Arc::new(TaintedIndex::new(&first.tainted_nodes));
+        let reads = |table| Reads {
+            tainted: table,
+            options: &options,
+            specs: None,
+            allocs: None,
+        };
+        let mut memo = ReconcileMemo::default();
+        let attempt = Arc::new(KeptAttempt {
+            plan: Plan::default(),
+            lines: vec!["node-1: update web.web[1](a1)".to_string()],
+            reasons: AllocReasons::new(),
+            desired_tg_updates: GroupUpdates::new(),
+            persist_reconnect_mark: true,
+        });
+        // No entry for the job: nothing to keep it with.
+        memo.keep_attempt("web", Arc::clone(&attempt));
+        assert!(memo.put(&Probe::of(&first), &reads(&table), &Arc::new(run(&first))));
+        let hit = memo
+            .get(&Probe::of(&first), &reads(&table))
+            .expect("the same run");
+        assert!(hit.attempt.is_none(), "a new run starts without an attempt");
+
+        memo.keep_attempt("web", Arc::clone(&attempt));
+        let mut again = input(t0().add(Duration::from_mins(2)), "e2");
+        again.allocs.clone_from(&first.allocs);
+        again.job.clone_from(&first.job);
+        let hit = memo
+            .get(&Probe::of(&again), &reads(&table))
+            .expect("nothing changed");
+        assert!(hit.attempt.is_some_and(|kept| Arc::ptr_eq(&kept, &attempt)));
+
+        // A changed alloc: no run, so no attempt; the new run replaces both.
+        let mut written = again.clone();
+        written.allocs[0] = Arc::new((*written.allocs[0]).clone());
+        assert!(memo.get(&Probe::of(&written), &reads(&table)).is_none());
+        assert!(memo.put(
+            &Probe::of(&written),
+            &reads(&table),
+            &Arc::new(run(&written))
+        ));
+        let hit = memo
+            .get(&Probe::of(&written), &reads(&table))
+            .expect("the new run");
+        assert!(hit.attempt.is_none());
     }
 }
