@@ -12,7 +12,8 @@
 //! (build it with `cargo bench -p nomad-playground --bench sim --no-run`;
 //! `callgrind_annotate --inclusive=yes` then shows where the run goes).
 //! It then prints the trace entries by kind (`SIM_TRACE=<file>` also
-//! writes the trace text).
+//! writes the trace text). `SIM_WALL=<runs>` times what criterion's
+//! closure does, phase by phase, on a shared machine (see `wall_split`).
 
 #[path = "support/allocator.rs"]
 mod allocator;
