@@ -12,7 +12,8 @@
 //! (build it with `cargo bench -p nomad-playground --bench sim --no-run`;
 //! `callgrind_annotate --inclusive=yes` then shows where the run goes).
 //! It then prints the trace entries by kind (`SIM_TRACE=<file>` also
-//! writes the trace text).
+//! writes the trace text). `SIM_WALL=<runs>` times what criterion's
+//! closure does, phase by phase, on a shared machine (see `wall_split`).
 
 #[path = "support/allocator.rs"]
 mod allocator;
@@ -179,7 +180,71 @@ fn bench_view(c: &mut Criterion) {
 
 criterion_group!(benches, bench);
 
+/// The CPU time this thread has run, in nanoseconds (Linux's
+/// `/proc/thread-self/schedstat`, which the kernel brings up to date at
+/// its timer tick: good to a few ms; zero where it is missing). On a
+/// shared machine a thread's CPU time is what its own work took: waiting
+/// for a core is not counted (cache misses and page zeroing are).
+fn cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|stat| stat.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// `SIM_WALL=<runs>`: what criterion's timed closure does (`Session::new`,
+/// `run_to_end`, dropping the session with its whole history), `runs`
+/// times for each run, in one process as criterion runs it; prints the
+/// best CPU time of the run and of the drop, and the best CPU and wall
+/// time of the whole (the minimum stands for an idle machine: sharing one
+/// only adds time). `SIM_CHECKPOINT_EVERY` overrides the checkpoint
+/// interval (50), so that the checkpoints' share shows as a difference.
+fn wall_split(runs: usize) {
+    let every = std::env::var("SIM_CHECKPOINT_EVERY")
+        .ok()
+        .and_then(|every| every.parse().ok())
+        .unwrap_or(50);
+    let ms = |ns: u64| ns as f64 / 1e6;
+    for (label, lost_after) in [("lost", LOST), ("reconnect", RECONNECT)] {
+        let mut best = [u64::MAX; 4];
+        for _ in 0..runs {
+            let scenario = cluster(partition_script(), every, lost_after);
+            // The bench measures wall time; the core never does.
+            #[allow(clippy::disallowed_methods)]
+            let started = std::time::Instant::now();
+            let cpu_started = cpu_ns();
+            let mut session = Session::new(scenario, None).expect("session");
+            session.run_to_end();
+            let cpu_ran = cpu_ns();
+            drop(std::hint::black_box(session));
+            let cpu_dropped = cpu_ns();
+            let wall = started.elapsed().as_nanos() as u64;
+            let times = [
+                cpu_ran - cpu_started,
+                cpu_dropped - cpu_ran,
+                cpu_dropped - cpu_started,
+                wall,
+            ];
+            for (best, time) in best.iter_mut().zip(times) {
+                *best = (*best).min(time);
+            }
+        }
+        let [run, dropped, cpu, wall] = best.map(ms);
+        eprintln!(
+            "{label} (best of {runs}, checkpoint_every {every}): CPU: new + run {run:.0} ms, \
+             drop {dropped:.0} ms, whole {cpu:.0} ms; wall: whole {wall:.0} ms"
+        );
+    }
+}
+
 fn main() {
+    if let Some(runs) = std::env::var("SIM_WALL")
+        .ok()
+        .and_then(|runs| runs.parse().ok())
+    {
+        wall_split(runs);
+        return;
+    }
     if let Some(label) = std::env::var_os("SIM_ONCE") {
         let lost_after = match label.to_str() {
             Some("lost") => LOST,

@@ -320,6 +320,17 @@ impl Sim {
         std::mem::take(&mut self.pending_trace)
     }
 
+    /// Takes the trace entries recorded since the last call in a list of
+    /// their exact size (for a history that keeps every step's), and keeps
+    /// the list they were recorded in, empty, for the next step's: a step
+    /// of tens of thousands of entries then grows it only once in a
+    /// session, not at every big step again.
+    pub fn drain_trace(&mut self) -> Vec<TraceEntry> {
+        let mut entries = Vec::with_capacity(self.pending_trace.len());
+        entries.append(&mut self.pending_trace);
+        entries
+    }
+
     fn server_input(&mut self, input: ServerInput) {
         self.with_server(|server, now, rng, out| server.handle(now, input, rng, out));
     }

@@ -79,7 +79,7 @@ impl Session {
         let profile = crate::profile::profile(&name).ok_or(SessionError::UnknownProfile(name))?;
         let mut sim = Sim::new(&scenario, profile.clone());
         let mut subjects = AllocSubjects::default();
-        let mut entries = sim.take_trace();
+        let mut entries = sim.drain_trace();
         for entry in &mut entries {
             subjects.share(&mut entry.event);
         }
@@ -179,10 +179,9 @@ impl Session {
                 },
             });
         }
-        let mut entries = self.sim.take_trace();
         // The history keeps every step's entries: no spare capacity, and
         // one copy of each alloc their reasons name.
-        entries.shrink_to_fit();
+        let mut entries = self.sim.drain_trace();
         for entry in &mut entries {
             self.subjects.share(&mut entry.event);
         }

@@ -797,7 +797,9 @@ impl PartialEq for SharedTexts {
 /// ([`text_hash`]), so the table's layout depends on nothing but the items.
 #[derive(Debug, Clone)]
 struct TextTable<T> {
-    /// A power of two of slots (or none), at most three quarters full.
+    /// A power of two of slots (or none), at most half full (a lookup
+    /// then probes at most ~1.5 slots on average to find a stored text
+    /// and ~2.5 to miss; every event makes a few).
     slots: Vec<Option<T>>,
     /// Items stored.
     len: usize,
@@ -859,7 +861,10 @@ impl TableItem for SharedText {
     }
 
     fn same_key(&self, other: &Self) -> bool {
-        SharedText::ptr_eq(self, other) || self.as_str() == other.as_str()
+        // Texts of different hashes differ: a probe past another text
+        // reads no bytes of either.
+        SharedText::ptr_eq(self, other)
+            || (self.0.hash == other.0.hash && self.as_str() == other.as_str())
     }
 
     fn same_item(&self, other: &Self) -> bool {
@@ -898,7 +903,7 @@ impl<T: TableItem> TextTable<T> {
 
     /// Stores `item` (its key not stored yet).
     fn insert(&mut self, item: T) {
-        if (self.len + 1) * 4 > self.slots.len() * 3 {
+        if (self.len + 1) * 2 > self.slots.len() {
             let size = (self.slots.len() * 2).max(64);
             let old = std::mem::replace(&mut self.slots, vec![None; size]);
             for stored in old.into_iter().flatten() {
@@ -931,7 +936,11 @@ impl TextTable<SharedText> {
         if self.slots.is_empty() {
             return None;
         }
-        self.slots[self.slot_by(shared_text_hash(text), |stored| stored.as_str() == text)].as_ref()
+        let hash = shared_text_hash(text);
+        let slot = self.slot_by(hash, |stored| {
+            stored.0.hash == hash && stored.as_str() == text
+        });
+        self.slots[slot].as_ref()
     }
 }
 
