@@ -115,10 +115,8 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
     // The scroll container's width, once measured (on mount and on a resize).
     let measured = use_state_eq(|| 0);
     let scroll_box = use_node_ref();
-    // The rows' group (its rows are written as markup, see `redraw`), the rows it holds and the
-    // rows' shared tooltip.
+    // The rows' group (its markup is set in one piece) and the rows' shared tooltip.
     let rows_group = use_node_ref();
-    let drawn = use_mut_ref(Drawn::default);
     let tip = use_node_ref();
     let measure = {
         let (measured, scroll_box, scroll) = (measured.clone(), scroll_box.clone(), scroll.clone());
@@ -211,7 +209,10 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
     let lane_x = |index: usize| lane_width * index as f64 + lane_width / 2.0;
     let width = lane_width * lane_count as f64;
     // Rows sit at their position in the whole diagram, shifted up by the
-    // events left out (`redraw` moves the rows it keeps by their group's transform).
+    // events left out. (The shift is in each row's coordinates, not a
+    // transform on their group: every drawn row is redrawn at each step
+    // anyway, and a transform changed at every step also changed a paint
+    // property of the page.)
     let hidden = view.sequence_hidden;
     let shift = ROW_HEIGHT * hidden as f64;
     let (top, seen) = *scroll;
@@ -244,8 +245,11 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
         })
     };
     // A wrapped label makes its row taller by its extra lines, and moves the rows below it down.
+    // The rows drawn are written as SVG markup and handed to the browser in one piece (the
+    // group's `innerHTML`, after the render): at 200 nodes a step replaces every visible row,
+    // and parsing them costs far less than building them element by element.
     let mut extra = 0.0;
-    let mut rows = Vec::new();
+    let mut rows = String::new();
     for (index, event) in view.sequence.iter().enumerate() {
         let index = hidden + index;
         let ((from_lane, from_name), (to_lane, to_name)) =
@@ -255,8 +259,8 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
         // only for the rows drawn and the labels that may wrap).
         let name = from_name.or(to_name);
         let label = || match name {
-            Some(name) => format!("{name} {}", event.label),
-            None => event.label.clone(),
+            Some(name) => std::borrow::Cow::Owned(format!("{name} {}", event.label)),
+            None => std::borrow::Cow::Borrowed(event.label.as_str()),
         };
         let chars = event.label.chars().count() + name.map_or(0, |name| name.chars().count() + 1);
         // (A label that fits is not wrapped to count its lines.)
@@ -269,25 +273,33 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
         let y = HEAD_HEIGHT + ROW_HEIGHT * (index as f64 + 0.7) + extra + grow / 2.0 - shift;
         extra += grow;
         if (from..=to).contains(&y) {
-            rows.push(Row {
+            row_markup(
+                &mut rows,
+                event,
                 index,
-                event: event.clone(),
-                label: label(),
+                &label(),
                 x1,
                 x2,
                 y,
-                current: event.step == view.step,
-            });
+                width,
+                event.step == view.step,
+            );
         }
     }
     let height = HEAD_HEIGHT + ROW_HEIGHT * (view.sequence.len() as f64 + 1.0) + extra;
     {
         // While the box shows the whole diagram its height is not yet its full
         // height: read it again after each change of rows until they overflow it.
-        let (rows_group, unknown, drawn) = (rows_group.clone(), scroll.1 == 0, drawn.clone());
-        use_effect_with((rows, width), move |(rows, width)| {
+        let (rows_group, unknown) = (rows_group.clone(), scroll.1 == 0);
+        use_effect_with(rows, move |rows| {
             if let Some(group) = rows_group.cast::<web_sys::Element>() {
-                redraw(&group, &mut drawn.borrow_mut(), rows, *width);
+                // The new markup replaces a focused row: the row drawn for its event takes the focus back.
+                let focused = gloo::utils::document()
+                    .active_element()
+                    .filter(|active| group.contains(Some(active)))
+                    .and_then(|row| row.get_attribute("data-index"));
+                group.set_inner_html(rows);
+                give_stop(&group, focused.as_deref());
             }
             if unknown {
                 measure();
@@ -492,149 +504,11 @@ fn wrap(text: &str, per_line: usize) -> Vec<String> {
     lines
 }
 
-/// One drawn row of the diagram: what its markup is written from.
-#[derive(Debug, Clone, PartialEq)]
-struct Row {
-    /// The event's position in the whole diagram (`data-index`).
-    index: usize,
-    event: Arc<SeqEventView>,
-    /// The label drawn (a folded client's event names its client).
-    label: String,
-    /// The lanes it goes from and to.
-    x1: f64,
-    x2: f64,
-    /// Where it is in the box's coordinates (the diagram's, less the events left out).
-    y: f64,
-    /// Whether it is of the current step.
-    current: bool,
-}
-
-impl Row {
-    /// Whether `other` draws the same thing as this row, wherever it is and
-    /// whether or not it is of the current step.
-    fn draws_as(&self, other: &Row) -> bool {
-        self.index == other.index
-            && (self.x1, self.x2) == (other.x1, other.x2)
-            && self.label == other.label
-            && (Arc::ptr_eq(&self.event, &other.event) || self.event == other.event)
-    }
-}
-
-/// The rows drawn in the diagram's rows group, and how their group is moved.
-#[derive(Default)]
-struct Drawn {
-    /// How far down the group's `transform` moves its rows.
-    offset: f64,
-    /// The diagram's width the rows were drawn for.
-    width: f64,
-    /// The rows, in order, each with its `y` in the group's coordinates.
-    rows: Vec<(Row, f64)>,
-    /// Their elements, in the same order.
-    elements: Vec<web_sys::Element>,
-}
-
-/// Which of the `drawn` rows (drawn `old_width` wide) a new drawing of
-/// `rows` (`width` wide) keeps: the group's new offset, and for each new row
-/// the drawn row it keeps, if any. A row is kept when it draws the same
-/// thing, at the place in the group where the new offset puts it; the offset
-/// is the one that keeps the first such row where it is (the window of
-/// events slid: every kept row moves by as much), 0 when none is kept.
-fn keep_rows(
-    drawn: &[(Row, f64)],
-    old_width: f64,
-    rows: &[Row],
-    width: f64,
-) -> (f64, Vec<Option<usize>>) {
-    let mut offset = None;
-    let mut next = 0;
-    let kept = rows
-        .iter()
-        .map(|row| {
-            // Both lists are in the order of the events.
-            while drawn
-                .get(next)
-                .is_some_and(|(old, _)| old.index < row.index)
-            {
-                next += 1;
-            }
-            let (old, y) = drawn.get(next).filter(|_| width == old_width)?;
-            let moved = row.y - y;
-            (old.draws_as(row) && (*offset.get_or_insert(moved) - moved).abs() < 0.005)
-                .then_some(next)
-        })
-        .collect();
-    (offset.unwrap_or(0.0), kept)
-}
-
-/// Draws `rows` (the diagram `width` wide) in the rows' `group`, which holds
-/// the rows `drawn`: the rows that draw the same as before stay (a step that
-/// slides the window of events moves them all at once, by the group's
-/// `transform`), the others go, and the new ones are written as SVG markup
-/// and handed to the browser in one piece per run of them (at 200 nodes
-/// parsing rows costs far less than building them element by element). The
-/// diagram's one tab stop then goes where [`give_stop`] says.
-fn redraw(group: &web_sys::Element, drawn: &mut Drawn, rows: &[Row], width: f64) {
-    // A removed row that had the focus gives it to the row drawn for its event.
-    let focused = gloo::utils::document()
-        .active_element()
-        .filter(|active| group.contains(Some(active)))
-        .and_then(|row| row.get_attribute("data-index"));
-    let (offset, kept) = keep_rows(&drawn.rows, drawn.width, rows, width);
-    let mut keep = vec![false; drawn.rows.len()];
-    for &old in kept.iter().flatten() {
-        keep[old] = true;
-    }
-    for (element, keep) in drawn.elements.iter().zip(keep) {
-        if !keep {
-            element.remove();
-        }
-    }
-    let mut markup = String::new();
-    let mut placed = Vec::with_capacity(rows.len());
-    for (row, old) in rows.iter().zip(kept) {
-        let y = row.y - offset;
-        if let Some(old) = old {
-            // The new rows before a kept one go in before it.
-            let element = &drawn.elements[old];
-            if !markup.is_empty() {
-                let _ = element.insert_adjacent_html("beforebegin", &markup);
-                markup.clear();
-            }
-            if drawn.rows[old].0.current != row.current {
-                let mut class = String::new();
-                row_class(&mut class, row);
-                let _ = element.set_attribute("class", &class);
-            }
-            placed.push((row.clone(), drawn.rows[old].1));
-        } else {
-            row_markup(&mut markup, row, y, width);
-            placed.push((row.clone(), y));
-        }
-    }
-    if !markup.is_empty() {
-        let _ = group.insert_adjacent_html("beforeend", &markup);
-    }
-    if offset != drawn.offset {
-        let mut transform = String::from("translate(0 ");
-        coord(&mut transform, offset);
-        transform.push(')');
-        let _ = group.set_attribute("transform", &transform);
-    }
-    drawn.elements.clear();
-    let mut next = group.first_element_child();
-    while let Some(element) = next {
-        next = element.next_element_sibling();
-        drawn.elements.push(element);
-    }
-    (drawn.offset, drawn.width, drawn.rows) = (offset, width, placed);
-    give_stop(group, focused.as_deref());
-}
-
 /// Gives the diagram's one tab stop (`tabindex="0"`; every row is drawn
 /// with `-1`) to the row drawn for the event `data-index="{focused}"`, the
-/// row that had the focus before the rows changed, and the focus with it;
-/// else (or when that row is not drawn) to the current step's row, else to
-/// the first row.
+/// row that had the focus before the rows were replaced, and the focus with
+/// it; else (or when that row is not drawn) to the current step's row, else
+/// to the first row.
 fn give_stop(group: &web_sys::Element, focused: Option<&str>) {
     let find = |selector: &str| group.query_selector(selector).ok().flatten();
     let row = focused
@@ -642,9 +516,6 @@ fn give_stop(group: &web_sys::Element, focused: Option<&str>) {
         .or_else(|| find(".current"))
         .or_else(|| group.first_element_child());
     if let Some(row) = row {
-        if let Some(stop) = find(r#"[tabindex="0"]"#).filter(|stop| *stop != row) {
-            let _ = stop.set_attribute("tabindex", "-1");
-        }
         let _ = row.set_attribute("tabindex", "0");
         if focused.is_some() {
             focus(&row);
@@ -774,26 +645,27 @@ fn coord(out: &mut String, value: f64) {
     }
 }
 
-/// A row's `class`: its kind, and whether it is of the current step.
-fn row_class(out: &mut String, row: &Row) {
-    out.push_str("seq-event seq-");
-    out.push_str(&row.event.kind);
-    if row.current {
-        out.push_str(" current");
-    }
-}
-
-/// One arrow (or a note on one lane) of the diagram, as SVG markup, at `y`
-/// in its group; clicking it jumps to its step.
-fn row_markup(out: &mut String, row: &Row, y: f64, width: f64) {
+/// One arrow (or a note on one lane) of the diagram, as SVG markup; clicking
+/// it jumps to its step.
+#[allow(clippy::too_many_arguments)]
+fn row_markup(
+    out: &mut String,
+    event: &SeqEventView,
+    index: usize,
+    label: &str,
+    x1: f64,
+    x2: f64,
+    y: f64,
+    width: f64,
+    current: bool,
+) {
     use std::fmt::Write;
-    let (event, label, x1, x2) = (&row.event, row.label.as_str(), row.x1, row.x2);
-    out.push_str(r#"<g class=""#);
-    row_class(out, row);
     let _ = write!(
         out,
-        r#"" data-testid="seq-event" data-step="{}" data-index="{}" tabindex="-1" role="button" aria-label=""#,
-        event.step, row.index
+        r#"<g class="seq-event seq-{}{}" data-testid="seq-event" data-step="{}" data-index="{index}" tabindex="-1" role="button" aria-label=""#,
+        event.kind,
+        if current { " current" } else { "" },
+        event.step
     );
     escape_into(out, &event.time);
     out.push(' ');
@@ -845,18 +717,18 @@ mod tests {
             label: "x <y> & \"z\"".into(),
             kind: "call".into(),
         };
-        let row = Row {
-            index: 12,
-            label: event.label.clone(),
-            event: Arc::new(event),
-            x1: 75.0,
-            x2: 225.0,
-            y: 90.0,
-            current: true,
-        };
         let mut out = String::new();
-        // Written at the `y` it is given (its place in the rows' group).
-        row_markup(&mut out, &row, 40.0, 600.0);
+        row_markup(
+            &mut out,
+            &event,
+            12,
+            &event.label,
+            75.0,
+            225.0,
+            40.0,
+            600.0,
+            true,
+        );
         assert!(
             out.starts_with(
                 r#"<g class="seq-event seq-call current" data-testid="seq-event" data-step="7" data-index="12" tabindex="-1""#
@@ -873,85 +745,6 @@ mod tests {
         );
         assert!(out.ends_with("</text></g>"), "{out}");
         assert!(!out.contains("<title>"), "{out}");
-    }
-
-    /// Rows `first..first + count` of a diagram whose window of events
-    /// left out `hidden` of them, each of the event `events[index]`.
-    fn window(events: &[Arc<SeqEventView>], first: usize, count: usize, hidden: usize) -> Vec<Row> {
-        (first..first + count)
-            .map(|index| Row {
-                index,
-                event: events[index].clone(),
-                label: events[index].label.clone(),
-                x1: 75.0,
-                x2: 225.0,
-                y: HEAD_HEIGHT + ROW_HEIGHT * ((index - hidden) as f64 + 0.7),
-                current: false,
-            })
-            .collect()
-    }
-
-    fn events(count: usize) -> Vec<Arc<SeqEventView>> {
-        (0..count)
-            .map(|i| {
-                Arc::new(SeqEventView {
-                    step: i / 3,
-                    label: format!("heartbeat {i}"),
-                    kind: "call".into(),
-                    ..SeqEventView::default()
-                })
-            })
-            .collect()
-    }
-
-    #[test]
-    fn when_the_window_slides_the_rows_still_drawn_are_kept_and_moved_by_their_group() {
-        let events = events(60);
-        // Rows 10..30 drawn, the window leaving out 10 events; then it leaves out 14.
-        let old = window(&events, 10, 20, 10);
-        let drawn: Vec<(Row, f64)> = old.iter().map(|row| (row.clone(), row.y)).collect();
-        let new = window(&events, 14, 20, 14);
-        let (offset, kept) = keep_rows(&drawn, 600.0, &new, 600.0);
-        assert_eq!(offset, -4.0 * ROW_HEIGHT);
-        // The 16 rows of events 14..30 stay (drawn rows 4..20), the 4 after them are new.
-        let expected: Vec<Option<usize>> = (4..20).map(Some).chain([None; 4]).collect();
-        assert_eq!(kept, expected);
-        // In the group a kept row is where it was; moved by the offset, where it is now.
-        assert_eq!(drawn[4].1 + offset, new[0].y);
-        // A row of the current step is kept too (only its class changes).
-        let mut current = new.clone();
-        current[3].current = true;
-        assert_eq!(keep_rows(&drawn, 600.0, &current, 600.0).1, expected);
-    }
-
-    #[test]
-    fn a_row_drawn_otherwise_is_not_kept() {
-        let events = events(60);
-        let old = window(&events, 10, 20, 10);
-        let drawn: Vec<(Row, f64)> = old.iter().map(|row| (row.clone(), row.y)).collect();
-        // Another width, another lane, another label or event: drawn afresh.
-        assert_eq!(keep_rows(&drawn, 600.0, &old, 750.0), (0.0, vec![None; 20]));
-        let mut moved = old.clone();
-        moved[0].x2 = 375.0;
-        moved[1].label = "node-042 heartbeat 11".into();
-        moved[2].event = Arc::new(SeqEventView {
-            kind: "reply-ok".into(),
-            ..(*events[12]).clone()
-        });
-        let (offset, kept) = keep_rows(&drawn, 600.0, &moved, 600.0);
-        assert_eq!(offset, 0.0);
-        assert_eq!(&kept[..4], [None, None, None, Some(3)]);
-        // A row that moved by another distance than the first kept row (a
-        // wrapped label above it changed) is drawn afresh.
-        let mut grown = old.clone();
-        for row in &mut grown[5..] {
-            row.y += LINE_HEIGHT;
-        }
-        let (offset, kept) = keep_rows(&drawn, 600.0, &grown, 600.0);
-        assert_eq!(offset, 0.0);
-        assert!(kept[..5].iter().all(Option::is_some) && kept[5..].iter().all(Option::is_none));
-        // Nothing drawn before: everything is new, at offset 0.
-        assert_eq!(keep_rows(&[], 0.0, &old, 600.0), (0.0, vec![None; 20]));
     }
 
     #[test]
