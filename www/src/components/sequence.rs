@@ -23,9 +23,9 @@ const ROW_HEIGHT: f64 = 26.0;
 const HEAD_HEIGHT: f64 = 30.0;
 
 /// How far beyond the visible part of the diagram rows are drawn, in pixels.
-/// (At 200 nodes a step moves the window by more rows than the box shows, so
-/// every drawn row is new at every step and costs its parse, style, layout
-/// and paint: 200 px drew ~8 rows below the box's ~21.)
+/// (When the view's window of events moves, at 200 nodes every drawn row is
+/// new and costs its parse, style, layout and paint: 200 px drew ~8 rows
+/// below the box's ~21.)
 const OVERSCAN: f64 = 80.0;
 /// The scroll position is noted in steps of this many pixels (a re-render
 /// each time it crosses one), under [`OVERSCAN`].
@@ -210,9 +210,8 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
     let width = lane_width * lane_count as f64;
     // Rows sit at their position in the whole diagram, shifted up by the
     // events left out. (The shift is in each row's coordinates, not a
-    // transform on their group: every drawn row is redrawn at each step
-    // anyway, and a transform changed at every step also changed a paint
-    // property of the page.)
+    // transform on their group: when the window moves, by a whole window of
+    // events, every drawn row is new anyway; while it stays, so do the rows.)
     let hidden = view.sequence_hidden;
     let shift = ROW_HEIGHT * hidden as f64;
     let (top, seen) = *scroll;
