@@ -21,6 +21,8 @@ const LANE_WIDTH: f64 = 150.0;
 const MIN_LANE_WIDTH: f64 = 120.0;
 const ROW_HEIGHT: f64 = 26.0;
 const HEAD_HEIGHT: f64 = 30.0;
+/// The diagram's SVG is drawn to a multiple of this height (see `SequenceDiagram`).
+const CANVAS_STEP: f64 = 4096.0;
 
 /// How far beyond the visible part of the diagram rows are drawn, in pixels.
 /// (When the view's window of events moves, at 200 nodes every drawn row is
@@ -286,6 +288,10 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
         }
     }
     let height = HEAD_HEIGHT + ROW_HEIGHT * (view.sequence.len() as f64 + 1.0) + extra;
+    // The SVG is drawn taller, to the next multiple of `CANVAS_STEP`, and cut to `height` by its
+    // box: every `<text>` of an SVG is laid out again when the SVG's size changes, and the window
+    // of events, so the diagram, grows at every step.
+    let canvas = (height / CANVAS_STEP).ceil() * CANVAS_STEP;
     {
         // While the box shows the whole diagram its height is not yet its full
         // height: read it again after each change of rows until they overflow it.
@@ -315,11 +321,13 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
         <section class="panel sequence" data-testid="sequence" aria-label="Sequence diagram">
             <h2 class="panel-title">{ "Sequence" }</h2>
             <div class="sequence-scroll" onscroll={on_scroll} ref={scroll_box}>
-                <svg width={width.to_string()} height={height.to_string()} role="img"
-                     aria-label={format!("sequence diagram with {} events", view.sequence.len())}>
-                    <SeqLanes {lanes} {lane_width} {height} />
-                    <g onclick={jump} onkeydown={keys} ref={rows_group} />
-                </svg>
+                <div class="seq-canvas" style={format!("height:{height}px")}>
+                    <svg width={width.to_string()} height={canvas.to_string()} role="img"
+                         aria-label={format!("sequence diagram with {} events", view.sequence.len())}>
+                        <SeqLanes {lanes} {lane_width} height={canvas} />
+                        <g onclick={jump} onkeydown={keys} ref={rows_group} />
+                    </svg>
+                </div>
             </div>
             <div class="seq-tip mono" role="tooltip" data-testid="seq-tip" hidden=true ref={tip} />
         </section>
