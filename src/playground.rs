@@ -60,7 +60,11 @@ pub fn builtin(id: &str) -> Option<&'static BuiltinScenario> {
 /// [`Playground::trace_text`].
 pub const TRACE_WINDOW: usize = 400;
 
-/// How many sequence-diagram events the view carries (the newest).
+/// How many sequence-diagram events the view carries at least (the newest).
+/// The window's first event moves in steps of as many events, so it carries
+/// up to twice as many less one: while its first event stays, so does every
+/// row of the diagram (at 200 nodes a step adds more events than the diagram
+/// shows rows, and a window moved at every step changed every drawn row).
 pub const SEQUENCE_WINDOW: usize = 150;
 
 /// A command from the user.
@@ -414,6 +418,7 @@ pub fn build_view_cached(session: &Session, cache: &mut ViewCache) -> Playground
     }
     let total: usize = cache.records.iter().map(|s| s.entries).sum();
     let drawn: usize = cache.records.iter().map(|s| s.drawing).sum();
+    let sequence_hidden = drawn.saturating_sub(SEQUENCE_WINDOW) / SEQUENCE_WINDOW * SEQUENCE_WINDOW;
     let violations: Vec<String> = cache
         .records
         .iter()
@@ -422,7 +427,7 @@ pub fn build_view_cached(session: &Session, cache: &mut ViewCache) -> Playground
     // The newest records that hold both windows.
     let mut first = records.len();
     let (mut tail_entries, mut tail_drawing) = (0, 0);
-    while first > 0 && (tail_entries < TRACE_WINDOW || tail_drawing < SEQUENCE_WINDOW) {
+    while first > 0 && (tail_entries < TRACE_WINDOW || tail_drawing < drawn - sequence_hidden) {
         first -= 1;
         tail_entries += cache.records[first].entries;
         tail_drawing += cache.records[first].drawing;
@@ -446,7 +451,6 @@ pub fn build_view_cached(session: &Session, cache: &mut ViewCache) -> Playground
         .filter(|&index| draws_seq_event(&tail[index].event))
         .collect();
     let drawing_from = drawn - drawing.len();
-    let sequence_hidden = drawn.saturating_sub(SEQUENCE_WINDOW);
     // The lanes are looked up only for the events new in the window.
     let lanes = std::cell::OnceCell::new();
     let lane = |node: &str| {
@@ -1162,6 +1166,39 @@ mod tests {
         assert!(playground.log_revision() >= 5);
     }
 
+    /// The sequence window's first event moves in steps of
+    /// [`SEQUENCE_WINDOW`] events, and the window holds at least that many
+    /// (the newest) and fewer than twice as many: while its first event
+    /// stays, the events it held stay where they were, the same `Arc`s.
+    #[test]
+    fn the_sequence_window_moves_its_first_event_in_whole_windows() {
+        let mut playground =
+            Playground::load(&big_scenario(40, 16, 40), None).expect("scenario loads");
+        let (mut moves, mut stays) = (0, 0);
+        for _ in 0..40 {
+            let before = playground.view().clone();
+            playground.apply(Command::Step);
+            let view = playground.view();
+            let drawn = view.sequence_hidden + view.sequence.len();
+            assert_eq!(view.sequence_hidden % SEQUENCE_WINDOW, 0);
+            assert!(view.sequence.len() >= SEQUENCE_WINDOW.min(drawn));
+            assert!(view.sequence.len() < 2 * SEQUENCE_WINDOW);
+            if view.sequence_hidden == before.sequence_hidden {
+                stays += 1;
+                assert!(
+                    before
+                        .sequence
+                        .iter()
+                        .zip(&view.sequence)
+                        .all(|(a, b)| Arc::ptr_eq(a, b))
+                );
+            } else {
+                moves += 1;
+            }
+        }
+        assert!(moves > 0 && stays > moves, "{moves} moves, {stays} stays");
+    }
+
     /// Past the windows, the view built from the summaries of earlier
     /// records and the newest records only is the view built from scratch,
     /// and unchanged nodes and evals keep their view's `Arc` from one step
@@ -1169,7 +1206,7 @@ mod tests {
     #[test]
     fn the_cached_view_past_the_windows_equals_a_view_built_from_scratch() {
         let mut playground =
-            Playground::load(&big_scenario(40, 16, 40), None).expect("scenario loads");
+            Playground::load(&big_scenario(80, 16, 40), None).expect("scenario loads");
         let (mut reused, mut evals_reused) = (0, 0);
         for command in (0..30)
             .map(|_| Command::Step)

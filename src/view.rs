@@ -280,8 +280,10 @@ pub struct PlaygroundView {
     pub evals: Vec<Arc<EvalView>>,
     /// Calls per client, in send order.
     pub calls: Vec<CallView>,
-    /// The newest events of the sequence diagram up to the current step.
-    /// Shared: an event stays the same `Arc` while it is in the window.
+    /// The newest events of the sequence diagram up to the current step (at
+    /// least `playground::SEQUENCE_WINDOW`; the window's first event moves by
+    /// whole windows). Shared: an event stays the same `Arc` while it is in
+    /// the window.
     pub sequence: Vec<Arc<SeqEventView>>,
     /// How many older events are left out of `sequence` (the first one's
     /// position in the whole diagram).

@@ -515,6 +515,43 @@ test('above 8 clients the diagram folds the clients it has no room for into one 
   await context.close();
 });
 
+// The view's window of diagram events moves its first event by whole windows (150 events), not
+// at every step: at 200 nodes a step adds more events than the box shows rows, so a window moved
+// at every step re-created every drawn row. A step that leaves the window where it was leaves the
+// rows at the top of the box as they were, the same DOM nodes; when it moves, by 150 events.
+// (From the third step: the second redraws the first step's rows, no longer the current step's.)
+test('a step keeps the diagram rows drawn while its window of events stays, and moves it by whole windows', async () => {
+  const { page, errors, context } = await openBigScenario({ width: 1440, height: 900 }, 200, 400);
+  const rows = () => page.getByTestId('sequence').evaluate((sequence) => {
+    const drawn = [...sequence.querySelectorAll('[data-testid="seq-event"]')];
+    window.seenRows = window.seenRows || new WeakSet();
+    const kept = drawn.filter((row) => window.seenRows.has(row)).length;
+    drawn.forEach((row) => window.seenRows.add(row));
+    return { first: Number(drawn[0].getAttribute('data-index')), drawn: drawn.length, kept };
+  });
+  const moves = [];
+  let stays = 0;
+  let before = null;
+  for (let step = 1; step <= 12; step++) {
+    await page.getByTestId('step').click();
+    await waitForStep(page, step);
+    await twoFrames(page);
+    const now = await rows();
+    assert.equal(now.first % 150, 0, `the window starts at event ${now.first}`);
+    if (step > 2 && now.first === before.first) {
+      stays += 1;
+      assert.equal(now.kept, now.drawn, `step ${step}: ${JSON.stringify({ before, now })}`);
+    } else if (step > 2) {
+      moves.push(now.first - before.first);
+    }
+    before = now;
+  }
+  assert.ok(moves.length > 0 && stays > moves.length, `moves ${moves}, ${stays} steps kept the rows`);
+  assert.ok(moves.every((by) => by % 150 === 0), `moves ${moves}`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 // The diagram draws only the rows in and near its box (at most 60% of the window high). Making
 // the window taller must draw the rows the box now shows at once, without waiting for a scroll.
 test('a taller window draws the diagram rows its box now shows, without a scroll', async () => {

@@ -21,11 +21,13 @@ const LANE_WIDTH: f64 = 150.0;
 const MIN_LANE_WIDTH: f64 = 120.0;
 const ROW_HEIGHT: f64 = 26.0;
 const HEAD_HEIGHT: f64 = 30.0;
+/// The diagram's SVG is drawn to a multiple of this height (see `SequenceDiagram`).
+const CANVAS_STEP: f64 = 4096.0;
 
 /// How far beyond the visible part of the diagram rows are drawn, in pixels.
-/// (At 200 nodes a step moves the window by more rows than the box shows, so
-/// every drawn row is new at every step and costs its parse, style, layout
-/// and paint: 200 px drew ~8 rows below the box's ~21.)
+/// (When the view's window of events moves, at 200 nodes every drawn row is
+/// new and costs its parse, style, layout and paint: 200 px drew ~8 rows
+/// below the box's ~21.)
 const OVERSCAN: f64 = 80.0;
 /// The scroll position is noted in steps of this many pixels (a re-render
 /// each time it crosses one), under [`OVERSCAN`].
@@ -210,9 +212,8 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
     let width = lane_width * lane_count as f64;
     // Rows sit at their position in the whole diagram, shifted up by the
     // events left out. (The shift is in each row's coordinates, not a
-    // transform on their group: every drawn row is redrawn at each step
-    // anyway, and a transform changed at every step also changed a paint
-    // property of the page.)
+    // transform on their group: when the window moves, by a whole window of
+    // events, every drawn row is new anyway; while it stays, so do the rows.)
     let hidden = view.sequence_hidden;
     let shift = ROW_HEIGHT * hidden as f64;
     let (top, seen) = *scroll;
@@ -287,6 +288,10 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
         }
     }
     let height = HEAD_HEIGHT + ROW_HEIGHT * (view.sequence.len() as f64 + 1.0) + extra;
+    // The SVG is drawn taller, to the next multiple of `CANVAS_STEP`, and cut to `height` by its
+    // box: every `<text>` of an SVG is laid out again when the SVG's size changes, and the window
+    // of events, so the diagram, grows at every step.
+    let canvas = (height / CANVAS_STEP).ceil() * CANVAS_STEP;
     {
         // While the box shows the whole diagram its height is not yet its full
         // height: read it again after each change of rows until they overflow it.
@@ -316,11 +321,13 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
         <section class="panel sequence" data-testid="sequence" aria-label="Sequence diagram">
             <h2 class="panel-title">{ "Sequence" }</h2>
             <div class="sequence-scroll" onscroll={on_scroll} ref={scroll_box}>
-                <svg width={width.to_string()} height={height.to_string()} role="img"
-                     aria-label={format!("sequence diagram with {} events", view.sequence.len())}>
-                    <SeqLanes {lanes} {lane_width} {height} />
-                    <g onclick={jump} onkeydown={keys} ref={rows_group} />
-                </svg>
+                <div class="seq-canvas" style={format!("height:{height}px")}>
+                    <svg width={width.to_string()} height={canvas.to_string()} role="img"
+                         aria-label={format!("sequence diagram with {} events", view.sequence.len())}>
+                        <SeqLanes {lanes} {lane_width} height={canvas} />
+                        <g onclick={jump} onkeydown={keys} ref={rows_group} />
+                    </svg>
+                </div>
             </div>
             <div class="seq-tip mono" role="tooltip" data-testid="seq-tip" hidden=true ref={tip} />
         </section>
