@@ -155,8 +155,19 @@ use std::process::Command;
 /// event queue's flat first keys and `ChunkMap`'s stored prefixes +1.6 KB.
 /// Why the memo costs that much was not measured (a `-C
 /// symbol-mangling-version=v0` attribution build is the next size step).
+/// Fifteenth session: 580,764 B (the last CI) → 582,312 B (1,476,022 raw),
+/// RAISED to 582,800 on purpose for the simulator's −7% reconnect
+/// instructions: the scheduler's kept refused attempt (`KeptAttempt`) and
+/// the memo's borrowed probe ~+1.4 KB, the sequence diagram's whole-window
+/// moves and its canvas drawn to 4,096 px multiples +0.17 KB (the ui
+/// helper's builds; the rest measured on the merged tree only). The same
+/// session measured the floor under this figure: the core alone, reached
+/// as the app reaches it with no UI at all (`floor/`, `cargo xtask floor`),
+/// is 404,857 B gzipped (1,045,508 raw) on its starting tree: over the
+/// 400,000 B product target before any UI, so the target cannot be met
+/// while the first module runs the simulator (see the README).
 /// This ceiling is a ratchet against growth; lower it as size work lands.
-const WASM_GZIP_BUDGET_BYTES: u64 = 581_000;
+const WASM_GZIP_BUDGET_BYTES: u64 = 582_800;
 
 /// The gzipped tools module (`tools_bg.wasm`: import, export, the explore
 /// engine; loaded on first use and by the explore worker) may not grow past
@@ -205,7 +216,10 @@ const WASM_GZIP_BUDGET_BYTES: u64 = 581_000;
 /// Fourteenth session: 552,797 B (the last CI) → 561,343 B (1,400,126 raw),
 /// RAISED to 561,800 with the app module's ceiling, for the same core work
 /// (node slots +1.6 KB, the reconcile memo +5.9 KB, the queue +1.0 KB).
-const TOOLS_WASM_GZIP_BUDGET_BYTES: u64 = 561_800;
+/// Fifteenth session: 561,351 B (the last CI) → 563,178 B (1,403,554 raw),
+/// RAISED to 563,600 with the app module's ceiling, for the same scheduler
+/// work (the kept refused attempt and the memo's probe).
+const TOOLS_WASM_GZIP_BUDGET_BYTES: u64 = 563_600;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
