@@ -384,20 +384,7 @@ fn dist(root: &Path) -> Result<PathBuf> {
     ensure_wasm_target()?;
     ensure_npm(root)?;
     // One cargo run for both, so they share one build of the core.
-    run(cargo().args([
-        "build",
-        "--profile",
-        "wasm-release",
-        "--target",
-        "wasm32-unknown-unknown",
-        "-p",
-        "www",
-        "-p",
-        "tools",
-        "--bin",
-        "www",
-        "--lib",
-    ]))?;
+    build_wasm(&["-p", "www", "-p", "tools", "--bin", "www", "--lib"])?;
     let dist_dir = target_dir(root).join("dist");
     if dist_dir.exists() {
         std::fs::remove_dir_all(&dist_dir)?;
@@ -424,6 +411,19 @@ fn dist(root: &Path) -> Result<PathBuf> {
     Ok(dist_dir)
 }
 
+/// Builds what `args` select for the browser (profile `wasm-release`).
+fn build_wasm(args: &[&str]) -> Result<()> {
+    run(cargo()
+        .args([
+            "build",
+            "--profile",
+            "wasm-release",
+            "--target",
+            "wasm32-unknown-unknown",
+        ])
+        .args(args))
+}
+
 /// Writes the bindings of the wasm-release module `name` into `dir`.
 fn bindgen(root: &Path, name: &str, dir: &Path) -> Result<()> {
     let input = target_dir(root).join(format!("wasm32-unknown-unknown/wasm-release/{name}.wasm"));
@@ -443,16 +443,7 @@ fn bindgen(root: &Path, name: &str, dir: &Path) -> Result<()> {
 fn floor(root: &Path) -> Result<()> {
     ensure_wasm_target()?;
     ensure_npm(root)?;
-    run(cargo().args([
-        "build",
-        "--profile",
-        "wasm-release",
-        "--target",
-        "wasm32-unknown-unknown",
-        "-p",
-        "floor",
-        "--lib",
-    ]))?;
+    build_wasm(&["-p", "floor", "--lib"])?;
     let dir = target_dir(root).join("floor");
     std::fs::create_dir_all(&dir)?;
     bindgen(root, "floor", &dir)?;

@@ -323,6 +323,17 @@ mod tests {
     use std::collections::BTreeMap;
     use std::sync::Arc;
 
+    /// What a test's runs read besides their input: `table` and `options`,
+    /// no specs, no alloc list in the state.
+    fn reads_of<'a>(table: &'a Arc<TaintedIndex>, options: &'a ReconcileOptions) -> Reads<'a> {
+        Reads {
+            tainted: table,
+            options,
+            specs: None,
+            allocs: None,
+        }
+    }
+
     fn t0() -> Time {
         Time::parse_rfc3339("2026-01-01T00:00:00Z").unwrap()
     }
@@ -427,12 +438,7 @@ mod tests {
         let options = ReconcileOptions::default();
         let first = input(t0().add(Duration::from_mins(1)), "e1");
         let table = Arc::new(TaintedIndex::new(&first.tainted_nodes));
-        let reads = |table| Reads {
-            tainted: table,
-            options: &options,
-            specs: None,
-            allocs: None,
-        };
+        let reads = |table| reads_of(table, &options);
         let mut memo = ReconcileMemo::default();
         assert!(memo.get(&Probe::of(&first), &reads(&table)).is_none());
         assert!(memo.put(&Probe::of(&first), &reads(&table), &Arc::new(run(&first))));
@@ -483,12 +489,7 @@ mod tests {
         let options = ReconcileOptions::default();
         let first = input(t0().add(Duration::from_mins(1)), "e1");
         let table = Arc::new(TaintedIndex::new(&first.tainted_nodes));
-        let reads = |table| Reads {
-            tainted: table,
-            options: &options,
-            specs: None,
-            allocs: None,
-        };
+        let reads = |table| reads_of(table, &options);
         let mut memo = ReconcileMemo::default();
         let attempt = Arc::new(KeptAttempt {
             plan: Plan::default(),
