@@ -188,6 +188,19 @@ impl Attempt {
         }
     }
 
+    /// Whether the attempt is of the kind [`KeptAttempt`] keeps (built
+    /// from the memo's reconcile; nothing placed, failed, followed up or
+    /// changed in a deployment), whatever the applier made of it.
+    fn may_be_kept(&self) -> bool {
+        let plan = self.plan();
+        self.memo_holds
+            && !self.places
+            && self.failed.is_empty()
+            && self.followups.is_empty()
+            && plan.deployment.is_none()
+            && plan.deployment_updates.is_empty()
+    }
+
     /// Keeps this attempt, built now and described in `lines`, if it
     /// qualifies ([`KeptAttempt`]) and the applier refused it whole
     /// (`applied`): its plan moves into the kept attempt.
@@ -197,18 +210,13 @@ impl Attempt {
         applied: &super::plan::ApplyResult,
         persist_reconnect_mark: bool,
     ) -> Option<Arc<KeptAttempt>> {
+        if !self.may_be_kept() {
+            return None;
+        }
         let AttemptPlan::Built(plan) = &mut self.plan else {
             return None;
         };
-        let keep = self.memo_holds
-            && !self.places
-            && self.failed.is_empty()
-            && self.followups.is_empty()
-            && plan.deployment.is_none()
-            && plan.deployment_updates.is_empty()
-            && applied.written == 0
-            && applied.rejected_nodes.len() == plan.nodes().len();
-        if !keep {
+        if applied.written != 0 || applied.rejected_nodes.len() != plan.nodes().len() {
             return None;
         }
         let kept = Arc::new(KeptAttempt {
@@ -1037,12 +1045,7 @@ impl Server {
     ) {
         let plan = attempt.plan();
         assert!(
-            attempt.memo_holds
-                && !attempt.places
-                && attempt.failed.is_empty()
-                && attempt.followups.is_empty()
-                && plan.deployment.is_none()
-                && plan.deployment_updates.is_empty(),
+            attempt.may_be_kept(),
             "a kept attempt is reused where a new one would not be kept"
         );
         assert_eq!(

@@ -169,13 +169,7 @@ impl Entry {
     /// were in its own).
     fn matches(&mut self, input: &Probe<'_>, reads: &Reads<'_>, table: &Arc<TaintedIndex>) -> bool {
         debug_assert!(
-            reads
-                .allocs
-                .is_none_or(|list| list.len() == input.allocs.len()
-                    && list
-                        .values()
-                        .zip(input.allocs)
-                        .all(|(a, b)| Arc::ptr_eq(a, b))),
+            reads.allocs.is_none_or(|list| holds(list, input.allocs)),
             "the input's allocs are not a copy of the job's list"
         );
         // The same list (by address: see `Entry::allocs`), or one holding
@@ -183,12 +177,7 @@ impl Entry {
         let same_allocs = match reads.allocs {
             Some(list) if Arc::ptr_eq(&self.allocs, list) => true,
             _ => {
-                let same = self.allocs.len() == input.allocs.len()
-                    && self
-                        .allocs
-                        .values()
-                        .zip(input.allocs)
-                        .all(|(a, b)| Arc::ptr_eq(a, b));
+                let same = holds(&self.allocs, input.allocs);
                 if same && let Some(list) = reads.allocs {
                     self.allocs = Arc::clone(list);
                 }
@@ -231,6 +220,11 @@ impl Entry {
             && same_specs()
             && same_nodes()
     }
+}
+
+/// Whether `list` holds `allocs`, the same `Arc`s in the same order.
+fn holds(list: &AllocIndex, allocs: &[Arc<Allocation>]) -> bool {
+    list.len() == allocs.len() && list.values().zip(allocs).all(|(a, b)| Arc::ptr_eq(a, b))
 }
 
 impl ReconcileMemo {
