@@ -48,6 +48,7 @@ pub mod cli;
 pub mod diagnose;
 pub mod fingerprint;
 pub mod invariant;
+mod read;
 pub mod reduction;
 
 use crate::profile::Profile;
@@ -238,7 +239,7 @@ impl Choice {
 }
 
 /// Where the search is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     /// Depth-first search.
@@ -250,7 +251,7 @@ pub enum Stage {
 }
 
 /// Progress after a batch.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Progress {
     /// Stage.
     pub stage: Stage,
@@ -272,7 +273,7 @@ pub struct Progress {
 }
 
 /// The shortest violating order found for one invariant.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Reproduction {
     /// Which invariant.
     pub invariant: Invariant,
@@ -284,7 +285,6 @@ pub struct Reproduction {
     /// (the choices and the window's own actions between phases).
     pub order: Vec<String>,
     /// A scenario that plays exactly this order, under the profile searched.
-    #[serde(deserialize_with = "crate::scenario::deserialize_nested")]
     pub scenario: Scenario,
     /// The final state was idle (the idle invariants were checked).
     pub at_idle: bool,
@@ -311,7 +311,7 @@ impl Reproduction {
 }
 
 /// One invariant's line in the result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct InvariantReport {
     /// The invariant.
     pub invariant: Invariant,
@@ -328,15 +328,18 @@ pub struct InvariantReport {
     /// The distinct violations found (their details, which name allocs
     /// and nodes, not generated IDs), sorted; at most
     /// [`MAX_DETAILS`] of them.
-    #[serde(default)]
     pub details: Vec<String>,
 }
 
 /// How many distinct violation details an [`InvariantReport`] keeps.
 pub const MAX_DETAILS: usize = 64;
 
-/// The outcome of a search.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The outcome of a search. Its `Deserialize` (and [`Progress`]'s) is
+/// written by hand (`explore/read.rs`, for code size); there the counts
+/// added after the format's start (`postponed_orders`, `subsumed_orders`,
+/// `idle_states`) and a report's `details` read as zero or empty when
+/// missing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExploreResult {
     /// Scenario name.
     pub scenario: String,
@@ -359,11 +362,9 @@ pub struct ExploreResult {
     pub pruned_orders: u64,
     /// Of those, prefixes left out by loop postponement (a move that does
     /// not involve the node of a loop fired just before it).
-    #[serde(default)]
     pub postponed_orders: u64,
     /// Of those, prefixes that reached a world searched already with fewer
     /// loops fired early (subsumption).
-    #[serde(default)]
     pub subsumed_orders: u64,
     /// Orders that hit a bound (depth, horizon, or nothing left to do)
     /// before the cluster was idle.
@@ -377,7 +378,6 @@ pub struct ExploreResult {
     /// Distinct fingerprints of the idle states orders ended in (the
     /// worlds of complete orders, after the script's last actions); 0
     /// unless [`ExploreConfig::count_idle`].
-    #[serde(default)]
     pub idle_states: u64,
     /// Share of simulated states that had been seen before.
     pub dedup_ratio: f64,

@@ -107,7 +107,7 @@ impl Invariant {
 }
 
 /// One broken invariant in one state.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Violation {
     /// Which invariant.
     pub invariant: Invariant,
@@ -116,7 +116,7 @@ pub struct Violation {
 }
 
 /// What the checks need besides the world.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct CheckContext {
     /// The server's raft index when the explored window began: allocs
     /// created after it were placed during the episode.
