@@ -285,6 +285,7 @@ pub struct Reproduction {
     /// (the choices and the window's own actions between phases).
     pub order: Vec<String>,
     /// A scenario that plays exactly this order, under the profile searched.
+    #[serde(serialize_with = "crate::scenario::json::serialize_through_tree")]
     pub scenario: Scenario,
     /// The final state was idle (the idle invariants were checked).
     pub at_idle: bool,

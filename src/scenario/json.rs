@@ -59,6 +59,21 @@ pub fn to_string_pretty<T: Serialize + ?Sized>(value: &T) -> Result<String, Erro
     tree_to_string_pretty(&to_tree(value)?)
 }
 
+/// For `#[serde(serialize_with)]` on a scenario inside another type: the
+/// value serialized through its [`Tree`], so a serializer other than the
+/// tree's does not compile the scenario's whole `Serialize` once more (the
+/// explore worker writes its results, a reproduction's scenario in them,
+/// with serde_json's). The output is the same: the tree replays the calls.
+pub fn serialize_through_tree<T, S>(value: &T, serializer: S) -> Result<S::Ok, S::Error>
+where
+    T: Serialize + ?Sized,
+    S: ser::Serializer,
+{
+    to_tree(value)
+        .map_err(<S::Error as ser::Error>::custom)?
+        .serialize(serializer)
+}
+
 /// Compact JSON text of a tree.
 pub fn tree_to_string(tree: &Tree) -> Result<String, Error> {
     serde_json::to_string(tree)
