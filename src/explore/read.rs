@@ -100,10 +100,7 @@ fn number<T: TryFrom<u64>>(value: &Value, key: &str) -> Read<T> {
 }
 
 fn text(value: &Value, key: &str) -> Read<String> {
-    value
-        .as_str()
-        .map(str::to_string)
-        .ok_or_else(|| wrong(key))
+    value.as_str().map(str::to_string).ok_or_else(|| wrong(key))
 }
 
 fn string_item(value: &Value) -> Read<String> {
@@ -284,10 +281,7 @@ mod tests {
             );
             let pretty = serde_json::to_string_pretty(shortest).unwrap_or_default();
             let scenario = serde_json::to_string_pretty(&shortest.scenario).unwrap_or_default();
-            assert!(
-                pretty.contains(&scenario.replace('\n', "\n  ")),
-                "{pretty}"
-            );
+            assert!(pretty.contains(&scenario.replace('\n', "\n  ")), "{pretty}");
             let value = serde_json::to_value(shortest).unwrap_or_default();
             assert_eq!(
                 value["scenario"],
@@ -336,7 +330,11 @@ mod tests {
         })
         .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
-            (read.postponed_orders, read.subsumed_orders, read.idle_states),
+            (
+                read.postponed_orders,
+                read.subsumed_orders,
+                read.idle_states
+            ),
             (0, 0, 0)
         );
         assert_eq!(
