@@ -288,7 +288,8 @@ pub struct PlaygroundView {
     /// How many older events are left out of `sequence` (the first one's
     /// position in the whole diagram).
     pub sequence_hidden: usize,
-    /// The newest lines of the trace (one fixed-column line per event) up to the current step.
+    /// The newest lines of the trace (one fixed-column line per event) up to the current step
+    /// (at least `playground::TRACE_WINDOW`; the window's first line moves by whole windows).
     /// Shared: a line stays the same `Arc` while it is in the window.
     pub trace: Vec<Arc<str>>,
     /// How many older trace lines are left out of `trace`.

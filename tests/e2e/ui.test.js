@@ -552,6 +552,48 @@ test('a step keeps the diagram rows drawn while its window of events stays, and 
   await context.close();
 });
 
+// The view's window of trace lines moves its first line by whole windows (400 lines) too: the
+// trace log cuts the lines into chunks of 32 lines, one text node each, so while the window stays
+// a step rewrites at most the chunk that was last (its new lines) and adds chunks after it; the
+// other chunks keep their text. (A window moved at every step, by the 20 to 50 lines a step adds
+// at 200 nodes, rewrote every chunk: 11 text nodes, ~31,000 characters a step.)
+test('a step leaves the trace chunks as they were while its window of lines stays, and moves it by whole windows', async () => {
+  const { page, errors, context } = await openBigScenario({ width: 1440, height: 900 }, 200, 400);
+  const hidden = async () => {
+    const button = page.getByTestId('show-full-trace');
+    return (await button.count()) === 0 ? 0 : Number((await button.textContent()).match(/\((\d+) older lines hidden\)/)[1]);
+  };
+  // Counts the chunk texts a step rewrites (not those of the chunks it adds).
+  await page.getByTestId('trace-text').evaluate((trace) => {
+    window.traceRewrites = 0;
+    new MutationObserver((records) => {
+      window.traceRewrites += records.filter((r) => r.type === 'characterData').length;
+    }).observe(trace, { subtree: true, characterData: true });
+  });
+  let moves = 0;
+  let stays = 0;
+  let before = await hidden();
+  for (let step = 1; step <= 14; step++) {
+    await page.evaluate(() => { window.traceRewrites = 0; });
+    await page.getByTestId('step').click();
+    await waitForStep(page, step);
+    await twoFrames(page);
+    const now = await hidden();
+    const rewrites = await page.evaluate(() => window.traceRewrites);
+    assert.equal(now % 400, 0, `${now} lines hidden`);
+    if (now === before) {
+      stays += 1;
+      assert.ok(rewrites <= 1, `step ${step}: ${rewrites} chunk texts rewritten`);
+    } else {
+      moves += 1;
+    }
+    before = now;
+  }
+  assert.ok(moves > 0 && stays > moves, `${moves} moves, ${stays} stays`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 // The diagram draws only the rows in and near its box (at most 60% of the window high). Making
 // the window taller must draw the rows the box now shows at once, without waiting for a scroll.
 test('a taller window draws the diagram rows its box now shows, without a scroll', async () => {
