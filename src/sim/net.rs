@@ -310,3 +310,70 @@ impl Network {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Network, PendingCall};
+    use crate::server::rpc::Rpc;
+    use std::collections::BTreeMap;
+
+    /// Calls sent, delivered, held and dropped read, compare and serialize
+    /// as a `BTreeMap` of the calls in flight by node does, through lists
+    /// emptied and used again, and a clone holds the same calls.
+    #[test]
+    fn pending_calls_agree_with_btree_map() {
+        let mut net = Network::default();
+        let mut model: BTreeMap<String, Vec<PendingCall>> = BTreeMap::new();
+        let nodes = ["node-2", "node-10", "node-1", "node-0010", "node-0010x", ""];
+        for round in 0..40u32 {
+            let node = nodes[(round as usize * 7) % nodes.len()];
+            let rpc = if round % 3 == 0 {
+                Rpc::UpdateStatus
+            } else {
+                Rpc::GetClientAllocs
+            };
+            let name = node.into();
+            let id = net.send(u64::from(round), &name, round % 5 == 0, rpc.clone());
+            let sent = net.get(node, id).cloned().expect("sent");
+            assert_eq!((sent.id, &sent.rpc), (id, &rpc));
+            model.entry(node.to_string()).or_default().push(sent);
+            if round % 2 == 1 {
+                // Deliver the oldest call of another node, emptying lists.
+                let other = nodes[(round as usize * 3) % nodes.len()];
+                let first = model
+                    .get(other)
+                    .and_then(|calls| calls.first())
+                    .map(|c| c.id);
+                if let Some(first) = first {
+                    let taken = net.take(other, first).expect("in flight");
+                    let calls = model.get_mut(other).expect("listed");
+                    assert_eq!(calls.remove(0), taken);
+                    if calls.is_empty() {
+                        model.remove(other);
+                    }
+                }
+                assert!(net.take(other, 9_999).is_none());
+            }
+            if round == 30 {
+                assert_eq!(
+                    net.drain_node("node-1"),
+                    model.remove("node-1").unwrap_or_default()
+                );
+            }
+            assert_eq!(net.pending.is_empty(), model.is_empty());
+            assert_eq!(net.pending.len(), model.len());
+            assert!(net.pending.iter().eq(model.iter()));
+            for node in nodes {
+                assert_eq!(net.pending.get(node), model.get(node));
+            }
+            let json = serde_json::to_string(&net.pending).expect("serialize");
+            assert_eq!(json, serde_json::to_string(&model).expect("model"));
+            let copy = net.pending.clone();
+            assert_eq!(copy, net.pending);
+            assert_eq!(serde_json::to_string(&copy).expect("copy"), json);
+            let back: super::PendingCalls = serde_json::from_str(&json).expect("deserialize");
+            assert_eq!(back, net.pending);
+        }
+        assert!(net.pending.get("node-3").is_none());
+    }
+}
