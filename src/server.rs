@@ -24,7 +24,7 @@ pub mod scheduler;
 use crate::model::{Allocation, Deployment, Evaluation, Job, Node, Time};
 use crate::profile::Rules;
 use crate::scenario::format::{AgentSettings, JobSpec};
-use crate::sim::chunk_map::{ChunkMap, ChunkVec};
+use crate::sim::chunk_map::{ChunkMap, ChunkVec, SortKey, compare_text};
 use crate::sim::net::CallId;
 use crate::sim::queue::Tick;
 use crate::sim::rng::Rng;
@@ -268,10 +268,12 @@ impl AllocIndex {
         &self.allocs
     }
 
-    /// Where `id` is, or would go.
+    /// Where `id` is, or would go (IDs compared by their first eight
+    /// bytes as numbers first: generated IDs mostly differ there).
     fn position(&self, id: &str) -> Result<usize, usize> {
+        let prefix = id.prefix();
         self.allocs
-            .binary_search_by(|alloc| alloc.id.as_str().cmp(id))
+            .binary_search_by(|alloc| compare_text(&alloc.id, prefix, id))
     }
 
     /// Writes `alloc` (insert or replace).

@@ -203,6 +203,9 @@ pub struct Sim {
 pub struct EffectBuffers {
     client: Vec<ClientEffect>,
     server: Vec<ServerEffect>,
+    /// The shared copies of the fixed call details used so far
+    /// ([`Rpc::fixed_detail`]: a few), found here without hashing.
+    details: Vec<trace::SharedText>,
 }
 
 impl Sim {
@@ -289,7 +292,8 @@ impl Sim {
                 sim.server.state.nodes.insert(spec.id.clone(), stored);
                 sim.server.nodes_changed();
                 sim.with_server(|server, now, rng, out| {
-                    ttl = server.reset_heartbeat_timer(now, &spec.id, rng, out);
+                    let name = server.texts.text(&spec.id);
+                    ttl = server.reset_heartbeat_timer(now, &name, rng, out);
                 });
             }
             let mut effects = client.start(0, ttl);
@@ -456,15 +460,19 @@ impl Sim {
             );
             return;
         }
-        // The trace's words for the call: only a call sent shows them.
-        let detail = rpc.detail();
+        // The trace's words for the call: only a call sent shows them (a
+        // fixed text, most calls' (a heartbeat's), is the shared copy).
+        let detail = match rpc.fixed_detail() {
+            Some(fixed) => self.fixed_detail(fixed),
+            None => rpc.detail().into(),
+        };
         let held = link.hold;
         let call = self.net.send(self.tick, node, held, rpc);
         self.record(TraceEvent::CallSent {
             node: node.clone(),
             call,
             rpc: name,
-            detail: detail.into(),
+            detail,
             held,
         });
         if !held {
@@ -479,17 +487,28 @@ impl Sim {
         }
     }
 
+    /// The shared copy of a fixed call detail ([`Rpc::fixed_detail`]).
+    fn fixed_detail(&mut self, text: &str) -> trace::SharedText {
+        if let Some(shared) = self.buffers.details.iter().find(|shared| **shared == text) {
+            return shared.clone();
+        }
+        let shared = self.server.texts.text(text);
+        self.buffers.details.push(shared.clone());
+        shared
+    }
+
     /// Delivers a call in flight to the leader now.
     fn deliver(&mut self, node: &str, call: CallId) -> bool {
         let Some(pending) = self.net.take(node, call) else {
             return false;
         };
-        self.hand_over(node, call, pending.rpc);
+        self.hand_over(&pending.node, call, pending.rpc);
         true
     }
 
-    /// The leader handles a call taken off the network.
-    fn hand_over(&mut self, node: &str, call: CallId, rpc: Rpc) {
+    /// The leader handles a call taken off the network (from `node`, the
+    /// server's shared copy of its ID).
+    fn hand_over(&mut self, node: &NodeName, call: CallId, rpc: Rpc) {
         self.with_server(|server, now, rng, out| {
             server.handle_call(now, node, call, rpc, rng, out)
         });

@@ -10,17 +10,20 @@ use super::{Server, ServerEffect, tick_time};
 use crate::model::{DesiredStatus, NodeStatus};
 use crate::sim::queue::Tick;
 use crate::sim::rng::Rng;
-use crate::sim::trace::{HeartbeatMissed, TraceEvent};
+use crate::sim::trace::{HeartbeatMissed, NodeName, TraceEvent};
 
 impl Server {
-    /// Resets a node's timer; returns the TTL to tell the client.
+    /// Resets a node's timer (`name` is the shared copy of its ID in
+    /// [`Server::texts`], which the timer event takes); returns the TTL to
+    /// tell the client.
     pub fn reset_heartbeat_timer(
         &mut self,
         now: Tick,
-        node: &str,
+        name: &NodeName,
         rng: &mut Rng,
         out: &mut Vec<ServerEffect>,
     ) -> Tick {
+        let node = name.as_str();
         let timers = self.state.heartbeat_timers.len() as f64;
         let rate = self.config.max_heartbeats_per_second;
         let mut ttl = self.config.min_heartbeat_ttl;
@@ -40,7 +43,7 @@ impl Server {
             }
         }
         out.push(ServerEffect::HeartbeatTimer {
-            node: self.texts.text(node),
+            node: name.clone(),
             at: deadline,
         });
         ttl
@@ -56,16 +59,17 @@ impl Server {
     ) {
         self.state.heartbeat_timers.remove(node);
         let (requested, reason) = self.disconnect_state(now, node);
+        let name = self.texts.text(node);
         out.push(ServerEffect::Trace(TraceEvent::HeartbeatMissed(Box::new(
             HeartbeatMissed {
-                node: self.texts.text(node),
+                node: name.clone(),
                 requested: self.texts.text(requested.as_str()),
                 reason: reason.into(),
             },
         ))));
         if self.state.nodes.contains_key(node) {
             let _ =
-                self.update_node_status(now, node, requested, "node heartbeat missed", rng, out);
+                self.update_node_status(now, &name, requested, "node heartbeat missed", rng, out);
         }
     }
 

@@ -14,7 +14,7 @@ use crate::profile::UpdateAllocGate;
 use crate::sim::net::CallId;
 use crate::sim::queue::{Seconds, Tick};
 use crate::sim::rng::Rng;
-use crate::sim::trace::{NodeStatusChange, RpcName, TraceEvent, short};
+use crate::sim::trace::{NodeName, NodeStatusChange, RpcName, TraceEvent, short};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -34,18 +34,20 @@ fn unresponsive(status: &NodeStatus) -> bool {
 }
 
 impl Server {
-    /// Handles one client call and replies (the sender's ID is borrowed:
-    /// a call is not a [`super::ServerInput`], so the network's pending
-    /// call is not copied).
+    /// Handles one client call and replies (the sender's ID is borrowed,
+    /// the shared copy in [`Server::texts`] the call carries: a call is
+    /// not a [`super::ServerInput`], so the network's pending call is not
+    /// copied, and the trace and the reply take the same copy).
     pub fn handle_call(
         &mut self,
         now: Tick,
-        node: &str,
+        sender: &NodeName,
         call: CallId,
         rpc: Rpc,
         rng: &mut Rng,
         out: &mut Vec<ServerEffect>,
     ) {
+        let node = sender.as_str();
         let result = match &rpc {
             Rpc::Register { node: record } => self.register(now, record, rng, out).map(|ttl| {
                 (
@@ -54,15 +56,22 @@ impl Server {
                 )
             }),
             Rpc::UpdateStatus => self
-                .update_node_status(now, node, NodeStatus::Ready, "client heartbeat", rng, out)
+                .update_node_status(now, sender, NodeStatus::Ready, "client heartbeat", rng, out)
                 .map(|(status, ttl)| {
                     let ttl = ttl.unwrap_or(0);
                     // One buffer for the whole detail, exactly as long as the
-                    // text (`concat` sizes it; every heartbeat writes one, and
-                    // the trace keeps it as is).
+                    // text (every heartbeat writes one, and the trace keeps
+                    // it as is).
                     let seconds = Seconds::of(ttl);
-                    let detail =
-                        ["status=", status.as_str(), " ttl=", seconds.as_str(), "s"].concat();
+                    let (status, seconds) = (status.as_str(), seconds.as_str());
+                    let mut detail = String::with_capacity(
+                        "status=".len() + status.len() + " ttl=".len() + seconds.len() + 1,
+                    );
+                    detail.push_str("status=");
+                    detail.push_str(status);
+                    detail.push_str(" ttl=");
+                    detail.push_str(seconds);
+                    detail.push('s');
                     (Reply::Heartbeat { ttl }, detail)
                 }),
             Rpc::UpdateAlloc { updates } => self
@@ -70,10 +79,7 @@ impl Server {
                 .map(|detail| (Reply::Ack, detail)),
             Rpc::GetClientAllocs => {
                 let allocs = self.node_allocs(node);
-                // "<n> allocs", without the formatting machinery.
-                let mut detail = String::with_capacity(16);
-                crate::sim::trace::push_number(&mut detail, allocs.len() as u64, 0);
-                detail.push_str(" allocs");
+                let detail = super::rpc::allocs_text(allocs.len());
                 Ok((Reply::Allocs { allocs }, detail))
             }
             Rpc::GetAlloc { alloc_id } => {
@@ -108,7 +114,7 @@ impl Server {
                 message,
             ),
         };
-        let node = self.texts.text(node);
+        let node = sender.clone();
         out.push(ServerEffect::Trace(TraceEvent::CallHandled {
             node: node.clone(),
             call,
@@ -187,21 +193,24 @@ impl Server {
             self.state.heartbeat_timers.remove(&id);
             return Ok(0);
         }
-        Ok(self.reset_heartbeat_timer(now, &id, rng, out))
+        let name = self.texts.text(&id);
+        Ok(self.reset_heartbeat_timer(now, &name, rng, out))
     }
 
     /// `Node.UpdateStatus`, from a client (`ready`) or the heartbeater
-    /// (`down` / `disconnected`). Returns the node's status after the call
-    /// and the TTL when the timer was reset.
+    /// (`down` / `disconnected`), for the node `name` (the shared copy of
+    /// its ID in [`Server::texts`]). Returns the node's status after the
+    /// call and the TTL when the timer was reset.
     pub fn update_node_status(
         &mut self,
         now: Tick,
-        node: &str,
+        name: &NodeName,
         requested: NodeStatus,
         why: &str,
         rng: &mut Rng,
         out: &mut Vec<ServerEffect>,
     ) -> Result<(NodeStatus, Option<Tick>), (String, bool)> {
+        let node = name.as_str();
         let Some(record) = self.state.nodes.get(node) else {
             return Err((format!("node {node} not found"), true));
         };
@@ -262,7 +271,7 @@ impl Server {
             self.state.heartbeat_timers.remove(node);
             return Ok((new, None));
         }
-        Ok((new, Some(self.reset_heartbeat_timer(now, node, rng, out))))
+        Ok((new, Some(self.reset_heartbeat_timer(now, name, rng, out))))
     }
 
     /// `createNodeEvals`: a `node-update` eval per job with allocs on the

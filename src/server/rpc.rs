@@ -84,8 +84,22 @@ impl Rpc {
             || (lower == "getallocs" && matches!(self, Rpc::GetClientAllocs))
     }
 
+    /// The description of the arguments when it is one of a few fixed
+    /// texts (a heartbeat's, most calls': the trace keeps one shared copy
+    /// of it), or `None` when [`Rpc::detail`] writes it from the arguments.
+    pub fn fixed_detail(&self) -> Option<&'static str> {
+        match self {
+            Rpc::UpdateStatus => Some("status=ready"),
+            Rpc::Register { .. } | Rpc::GetClientAllocs => Some(""),
+            Rpc::UpdateAlloc { .. } | Rpc::GetAlloc { .. } => None,
+        }
+    }
+
     /// A short description of the arguments for the trace.
     pub fn detail(&self) -> String {
+        if let Some(fixed) = self.fixed_detail() {
+            return fixed.to_string();
+        }
         match self {
             Rpc::UpdateAlloc { updates } => {
                 // "<short id>=<status><health>" per update, comma-separated,
@@ -108,8 +122,7 @@ impl Rpc {
                 detail
             }
             Rpc::GetAlloc { alloc_id } => format!("id={alloc_id:?}"),
-            Rpc::UpdateStatus => "status=ready".to_string(),
-            _ => String::new(),
+            Rpc::UpdateStatus | Rpc::Register { .. } | Rpc::GetClientAllocs => String::new(),
         }
     }
 }
@@ -148,10 +161,17 @@ impl Reply {
     /// A short description for the trace.
     pub fn detail(&self) -> String {
         match self {
-            // Exactly as long as the text (`concat` sizes it): the trace keeps it as is.
-            Reply::Heartbeat { ttl } => ["ttl=", Seconds::of(*ttl).as_str()].concat(),
+            Reply::Heartbeat { ttl } => {
+                // Exactly as long as the text: the trace keeps it as is.
+                let seconds = Seconds::of(*ttl);
+                let seconds = seconds.as_str();
+                let mut detail = String::with_capacity("ttl=".len() + seconds.len());
+                detail.push_str("ttl=");
+                detail.push_str(seconds);
+                detail
+            }
             Reply::Ack => "ok".to_string(),
-            Reply::Allocs { allocs } => format!("{} allocs", allocs.len()),
+            Reply::Allocs { allocs } => allocs_text(allocs.len()),
             Reply::Alloc { alloc } => match alloc {
                 Some(alloc) => format!(
                     "{} {}/{}",
@@ -164,4 +184,13 @@ impl Reply {
             Reply::Error { message, .. } => format!("error: {message}"),
         }
     }
+}
+
+/// `<n> allocs`, written without the formatting machinery (the text of a
+/// `GetClientAllocs` handled and of its reply).
+pub fn allocs_text(count: usize) -> String {
+    let mut text = String::with_capacity(16);
+    crate::sim::trace::push_number(&mut text, count as u64, 0);
+    text.push_str(" allocs");
+    text
 }

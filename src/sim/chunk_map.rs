@@ -30,6 +30,12 @@ use std::sync::Arc;
 pub trait SortKey: Ord {
     /// The key's first eight bytes as a big-endian number (zero-padded).
     fn prefix(&self) -> u64;
+
+    /// How the key compares with `other` when their prefixes are equal
+    /// (what a key knows then may spare reading them whole).
+    fn cmp_same_prefix(&self, other: &Self) -> Ordering {
+        self.cmp(other)
+    }
 }
 
 impl SortKey for str {
@@ -47,11 +53,30 @@ impl SortKey for str {
                 }),
         }
     }
+
+    fn cmp_same_prefix(&self, other: &str) -> Ordering {
+        // Equal prefixes: the first eight bytes agree, a key shorter than
+        // eight being zero-padded, so the shorter of two keys one of which
+        // is that short is the other's start (ordered by length: the
+        // eight-byte IDs of a cluster compare without reading their
+        // bytes), and two longer keys differ only after their eighth byte.
+        let (key, other) = (self.as_bytes(), other.as_bytes());
+        match (key.get(8..), other.get(8..)) {
+            (Some(rest), Some(other_rest)) if !rest.is_empty() && !other_rest.is_empty() => {
+                rest.cmp(other_rest)
+            }
+            _ => key.len().cmp(&other.len()),
+        }
+    }
 }
 
 impl SortKey for String {
     fn prefix(&self) -> u64 {
         self.as_str().prefix()
+    }
+
+    fn cmp_same_prefix(&self, other: &Self) -> Ordering {
+        self.as_str().cmp_same_prefix(other)
     }
 }
 
@@ -62,15 +87,25 @@ impl SortKey for u64 {
 }
 
 /// How `entry`, whose prefix is `entry_prefix`, compares with `key`,
-/// whose prefix is `prefix`: by the prefixes, then whole only when they
-/// are equal.
-fn order_by_prefix<Q: Ord + ?Sized>(
+/// whose prefix is `prefix`: by the prefixes, then by the rest only when
+/// they are equal.
+fn order_by_prefix<Q: SortKey + ?Sized>(
     entry_prefix: u64,
     entry: &Q,
     prefix: u64,
     key: &Q,
 ) -> Ordering {
-    entry_prefix.cmp(&prefix).then_with(|| entry.cmp(key))
+    entry_prefix
+        .cmp(&prefix)
+        .then_with(|| entry.cmp_same_prefix(key))
+}
+
+/// How the text `entry` compares with `key`, whose prefix
+/// ([`SortKey::prefix`]) is `key_prefix`: by prefixes first, then by the
+/// rest only when they are equal (for sorted lists of IDs outside a
+/// [`ChunkMap`], which compute the key's prefix once per search).
+pub fn compare_text(entry: &str, key_prefix: u64, key: &str) -> Ordering {
+    order_by_prefix(entry.prefix(), entry, key_prefix, key)
 }
 
 /// Entries per chunk when a map is built; a chunk splits in two when it
@@ -185,7 +220,7 @@ impl<K: SortKey, V> Slot<K, V> {
     fn order<Q>(&self, prefix: u64, key: &Q) -> Ordering
     where
         K: Borrow<Q>,
-        Q: Ord + ?Sized,
+        Q: SortKey + ?Sized,
     {
         order_by_prefix(self.prefix, self.entry.0.borrow(), prefix, key)
     }
@@ -272,8 +307,9 @@ impl<K: SortKey, V> ChunkMap<K, V> {
         let mut not_above = below;
         if self.firsts.get(below) == Some(&prefix) {
             let equal = self.firsts[below..].partition_point(|first| *first == prefix);
-            not_above += self.core.chunks[below..below + equal]
-                .partition_point(|chunk| chunk[0].entry.0.borrow() <= key);
+            not_above += self.core.chunks[below..below + equal].partition_point(|chunk| {
+                chunk[0].entry.0.borrow().cmp_same_prefix(key) != Ordering::Greater
+            });
         }
         not_above.saturating_sub(1)
     }
@@ -736,6 +772,12 @@ mod tests {
             "zzzzzzzz",
             "zzzzzzzza",
             "zzzzzzz",
+            "zzzzzzz\0",
+            "zzzzzzz\0\0",
+            "node-123",
+            "node-124",
+            "node-1234",
+            "node-123\0",
             "aaaaaaaa\u{100}",
         ];
         for a in keys {

@@ -320,7 +320,6 @@ impl Session {
 /// that shape. It changes no entry, only the maps' layout.
 fn pack_copied_maps(sim: &mut Sim) {
     use crate::cold_sort::pack_map as pack;
-    pack(&mut sim.net.pending);
     let state = &mut sim.server.state;
     pack(&mut state.allocs_by_node);
     pack(&mut state.allocs_by_job);

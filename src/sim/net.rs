@@ -6,12 +6,14 @@
 //! delivers, delays, reorders or drops them; a link going down drops every
 //! call in flight on it (the client sees an RPC error).
 
-use super::chunk_map::ChunkMap;
+use super::chunk_map::{ChunkMap, SortKey, compare_text};
 use super::queue::Tick;
 use super::trace::NodeName;
 use crate::server::rpc::Rpc;
-use serde::{Deserialize, Serialize};
+use serde::de::{Deserialize, Deserializer};
+use serde::ser::{Serialize, Serializer};
 use std::collections::BTreeMap;
+use std::fmt;
 
 /// A call's number, unique within a run (`hb#3` in the UI is call 3).
 /// Four bytes: the trace keeps one in most of its entries (a run makes
@@ -19,7 +21,7 @@ use std::collections::BTreeMap;
 pub type CallId = u32;
 
 /// One client's link to the servers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Link {
     /// Whether calls get through.
     pub up: bool,
@@ -37,7 +39,7 @@ impl Default for Link {
 }
 
 /// A call from a client to the servers that has not been delivered yet.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PendingCall {
     /// Call number.
     pub id: CallId,
@@ -53,14 +55,176 @@ pub struct PendingCall {
     pub held: bool,
 }
 
+/// The calls in flight by sending node ID, each node's in the order the
+/// user sees them (send order unless reordered). It reads like the
+/// `BTreeMap<String, Vec<PendingCall>>` it replaces (`get`, `iter` in ID
+/// order, `is_empty`: nodes with no call in flight are not in it), and
+/// compares and serializes as one.
+///
+/// Every call sent gives its node a list that its delivery empties: a
+/// node's list, once made, stays in a sorted list searched by ID, empty
+/// while the node has no call in flight, so that a call sent and
+/// delivered allocates nothing and moves no other node's list. A clone
+/// (a checkpoint's) takes only the lists that hold calls.
+#[derive(Default)]
+pub struct PendingCalls {
+    /// (node ID, its calls), sorted by ID, IDs unique; lists may be empty.
+    nodes: Vec<(String, Vec<PendingCall>)>,
+    /// How many lists are not empty.
+    busy: usize,
+}
+
+impl PendingCalls {
+    /// Whether no call is in flight.
+    pub fn is_empty(&self) -> bool {
+        self.busy == 0
+    }
+
+    /// How many nodes have calls in flight.
+    pub fn len(&self) -> usize {
+        self.busy
+    }
+
+    /// Where `node`'s list is, or would go.
+    fn position(&self, node: &str) -> Result<usize, usize> {
+        let prefix = node.prefix();
+        self.nodes
+            .binary_search_by(|(id, _)| compare_text(id, prefix, node))
+    }
+
+    /// The calls in flight of `node`.
+    pub fn get(&self, node: &str) -> Option<&Vec<PendingCall>> {
+        let index = self.position(node).ok()?;
+        let calls = &self.nodes[index].1;
+        (!calls.is_empty()).then_some(calls)
+    }
+
+    /// The calls in flight of `node`, to change (not to empty: see
+    /// [`PendingCalls::take`]).
+    fn get_mut(&mut self, node: &str) -> Option<&mut Vec<PendingCall>> {
+        let index = self.position(node).ok()?;
+        let calls = &mut self.nodes[index].1;
+        (!calls.is_empty()).then_some(calls)
+    }
+
+    /// The nodes with their calls in flight, in ID order.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &Vec<PendingCall>)> + Clone + '_ {
+        self.nodes
+            .iter()
+            .filter(|(_, calls)| !calls.is_empty())
+            .map(|(id, calls)| (id, calls))
+    }
+
+    /// Appends `call` to the list of `node` (made if the node never had
+    /// one).
+    fn push(&mut self, node: &str, call: PendingCall) {
+        let index = match self.position(node) {
+            Ok(index) => index,
+            Err(index) => {
+                self.nodes.insert(index, (node.to_owned(), Vec::new()));
+                index
+            }
+        };
+        let calls = &mut self.nodes[index].1;
+        if calls.is_empty() {
+            self.busy += 1;
+        }
+        calls.push(call);
+    }
+
+    /// Removes and returns the call `id` of `node` if `ready` holds for it.
+    fn take(
+        &mut self,
+        node: &str,
+        id: CallId,
+        ready: impl FnOnce(&PendingCall) -> bool,
+    ) -> Option<PendingCall> {
+        let index = self.position(node).ok()?;
+        let calls = &mut self.nodes[index].1;
+        let position = calls.iter().position(|call| call.id == id)?;
+        if !ready(&calls[position]) {
+            return None;
+        }
+        let call = calls.remove(position);
+        if calls.is_empty() {
+            self.busy -= 1;
+        }
+        Some(call)
+    }
+
+    /// Removes the calls of `node`; returns them.
+    fn remove(&mut self, node: &str) -> Option<Vec<PendingCall>> {
+        let index = self.position(node).ok()?;
+        let calls = std::mem::take(&mut self.nodes[index].1);
+        if calls.is_empty() {
+            return None;
+        }
+        self.busy -= 1;
+        Some(calls)
+    }
+}
+
+/// A clone holds the same calls (and no empty lists).
+impl Clone for PendingCalls {
+    fn clone(&self) -> Self {
+        PendingCalls {
+            nodes: self
+                .iter()
+                .map(|(id, calls)| (id.clone(), calls.clone()))
+                .collect(),
+            busy: self.busy,
+        }
+    }
+}
+
+/// Equal when they hold the same calls by the same nodes.
+impl PartialEq for PendingCalls {
+    fn eq(&self, other: &Self) -> bool {
+        self.busy == other.busy && self.iter().eq(other.iter())
+    }
+}
+
+impl fmt::Debug for PendingCalls {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+/// Written as the map by node ID it stands for (with its length, as the
+/// map writes it).
+impl Serialize for PendingCalls {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.busy))?;
+        for (node, calls) in self.iter() {
+            map.serialize_entry(node, calls)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for PendingCalls {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let nodes = BTreeMap::<String, Vec<PendingCall>>::deserialize(deserializer)?;
+        let nodes: Vec<_> = nodes
+            .into_iter()
+            .filter(|(_, calls)| !calls.is_empty())
+            .collect();
+        Ok(PendingCalls {
+            busy: nodes.len(),
+            nodes,
+        })
+    }
+}
+
 /// Every link and every call in flight.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Network {
     /// Links by node ID (read for every call and reply).
     pub links: ChunkMap<String, Link>,
     /// Calls in flight per node ID, in the order the user sees them
     /// (send order unless reordered).
-    pub pending: BTreeMap<String, Vec<PendingCall>>,
+    pub pending: PendingCalls,
     /// One-way latency in ticks.
     pub latency: Tick,
     /// The next call number.
@@ -94,14 +258,7 @@ impl Network {
             deliver_at: now + self.latency,
             held,
         };
-        // The node's list usually exists only while a call is in flight:
-        // look it up by the borrowed ID, and copy the ID for a new one.
-        match self.pending.get_mut(node.as_str()) {
-            Some(calls) => calls.push(call),
-            None => {
-                self.pending.insert(node.as_str().to_owned(), vec![call]);
-            }
-        }
+        self.pending.push(node.as_str(), call);
         id
     }
 
@@ -118,16 +275,7 @@ impl Network {
         id: CallId,
         ready: impl FnOnce(&PendingCall) -> bool,
     ) -> Option<PendingCall> {
-        let calls = self.pending.get_mut(node)?;
-        let position = calls.iter().position(|call| call.id == id)?;
-        if !ready(&calls[position]) {
-            return None;
-        }
-        let call = calls.remove(position);
-        if calls.is_empty() {
-            self.pending.remove(node);
-        }
-        Some(call)
+        self.pending.take(node, id, ready)
     }
 
     /// A call in flight.
@@ -160,5 +308,72 @@ impl Network {
         let to = position.min(calls.len());
         calls.insert(to, call);
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Network, PendingCall};
+    use crate::server::rpc::Rpc;
+    use std::collections::BTreeMap;
+
+    /// Calls sent, delivered, held and dropped read, compare and serialize
+    /// as a `BTreeMap` of the calls in flight by node does, through lists
+    /// emptied and used again, and a clone holds the same calls.
+    #[test]
+    fn pending_calls_agree_with_btree_map() {
+        let mut net = Network::default();
+        let mut model: BTreeMap<String, Vec<PendingCall>> = BTreeMap::new();
+        let nodes = ["node-2", "node-10", "node-1", "node-0010", "node-0010x", ""];
+        for round in 0..40u32 {
+            let node = nodes[(round as usize * 7) % nodes.len()];
+            let rpc = if round % 3 == 0 {
+                Rpc::UpdateStatus
+            } else {
+                Rpc::GetClientAllocs
+            };
+            let name = node.into();
+            let id = net.send(u64::from(round), &name, round % 5 == 0, rpc.clone());
+            let sent = net.get(node, id).cloned().expect("sent");
+            assert_eq!((sent.id, &sent.rpc), (id, &rpc));
+            model.entry(node.to_string()).or_default().push(sent);
+            if round % 2 == 1 {
+                // Deliver the oldest call of another node, emptying lists.
+                let other = nodes[(round as usize * 3) % nodes.len()];
+                let first = model
+                    .get(other)
+                    .and_then(|calls| calls.first())
+                    .map(|c| c.id);
+                if let Some(first) = first {
+                    let taken = net.take(other, first).expect("in flight");
+                    let calls = model.get_mut(other).expect("listed");
+                    assert_eq!(calls.remove(0), taken);
+                    if calls.is_empty() {
+                        model.remove(other);
+                    }
+                }
+                assert!(net.take(other, 9_999).is_none());
+            }
+            if round == 30 {
+                assert_eq!(
+                    net.drain_node("node-1"),
+                    model.remove("node-1").unwrap_or_default()
+                );
+            }
+            assert_eq!(net.pending.is_empty(), model.is_empty());
+            assert_eq!(net.pending.len(), model.len());
+            assert!(net.pending.iter().eq(model.iter()));
+            for node in nodes {
+                assert_eq!(net.pending.get(node), model.get(node));
+            }
+            let json = serde_json::to_string(&net.pending).expect("serialize");
+            assert_eq!(json, serde_json::to_string(&model).expect("model"));
+            let copy = net.pending.clone();
+            assert_eq!(copy, net.pending);
+            assert_eq!(serde_json::to_string(&copy).expect("copy"), json);
+            let back: super::PendingCalls = serde_json::from_str(&json).expect("deserialize");
+            assert_eq!(back, net.pending);
+        }
+        assert!(net.pending.get("node-3").is_none());
     }
 }

@@ -183,8 +183,9 @@ pub enum TraceEvent {
         call: CallId,
         /// RPC name, e.g. `Node.UpdateStatus`.
         rpc: RpcName,
-        /// Short description of the arguments.
-        detail: Text,
+        /// Short description of the arguments (one pointer wide: most
+        /// calls' is one of a few fixed texts, shared).
+        detail: SharedText,
         /// Whether the link holds it.
         held: bool,
     },
