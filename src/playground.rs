@@ -1243,54 +1243,51 @@ mod tests {
     /// trace window's first line likewise, in steps of [`TRACE_WINDOW`].
     #[test]
     fn the_sequence_and_trace_windows_move_their_first_item_in_whole_windows() {
+        /// Checks one window against the same window a step before and
+        /// counts whether its first item moved (`.0`) or stayed (`.1`).
+        fn check<T: ?Sized>(
+            counts: &mut (usize, usize),
+            window: usize,
+            (before_hidden, before): (usize, &[Arc<T>]),
+            (hidden, now): (usize, &[Arc<T>]),
+        ) {
+            assert_eq!(hidden % window, 0);
+            assert!(now.len() >= window.min(hidden + now.len()));
+            assert!(now.len() < 2 * window);
+            if hidden == before_hidden {
+                counts.1 += 1;
+                assert!(before.len() <= now.len());
+                assert!(before.iter().zip(now).all(|(a, b)| Arc::ptr_eq(a, b)));
+            } else {
+                counts.0 += 1;
+            }
+        }
         let mut playground =
             Playground::load(&big_scenario(100, 16, 40), None).expect("scenario loads");
-        let (mut moves, mut stays) = (0, 0);
-        let (mut trace_moves, mut trace_stays) = (0, 0);
+        let (mut sequence, mut trace) = ((0, 0), (0, 0));
         for _ in 0..40 {
             let before = playground.view().clone();
             playground.apply(Command::Step);
             let view = playground.view();
-            let drawn = view.sequence_hidden + view.sequence.len();
-            assert_eq!(view.sequence_hidden % SEQUENCE_WINDOW, 0);
-            assert!(view.sequence.len() >= SEQUENCE_WINDOW.min(drawn));
-            assert!(view.sequence.len() < 2 * SEQUENCE_WINDOW);
-            if view.sequence_hidden == before.sequence_hidden {
-                stays += 1;
-                assert!(
-                    before
-                        .sequence
-                        .iter()
-                        .zip(&view.sequence)
-                        .all(|(a, b)| Arc::ptr_eq(a, b))
-                );
-            } else {
-                moves += 1;
-            }
-            // The trace window too, in whole windows of `TRACE_WINDOW` lines.
-            let lines = view.trace_hidden + view.trace.len();
-            assert_eq!(view.trace_hidden % TRACE_WINDOW, 0);
-            assert!(view.trace.len() >= TRACE_WINDOW.min(lines));
-            assert!(view.trace.len() < 2 * TRACE_WINDOW);
-            if view.trace_hidden == before.trace_hidden {
-                trace_stays += 1;
-                assert!(before.trace.len() <= view.trace.len());
-                assert!(
-                    before
-                        .trace
-                        .iter()
-                        .zip(&view.trace)
-                        .all(|(a, b)| Arc::ptr_eq(a, b))
-                );
-            } else {
-                trace_moves += 1;
-            }
+            check(
+                &mut sequence,
+                SEQUENCE_WINDOW,
+                (before.sequence_hidden, &before.sequence),
+                (view.sequence_hidden, &view.sequence),
+            );
+            check(
+                &mut trace,
+                TRACE_WINDOW,
+                (before.trace_hidden, &before.trace),
+                (view.trace_hidden, &view.trace),
+            );
         }
-        assert!(moves > 0 && stays > moves, "{moves} moves, {stays} stays");
-        assert!(
-            trace_moves > 0 && trace_stays > trace_moves,
-            "{trace_moves} moves, {trace_stays} stays"
-        );
+        for (name, (moves, stays)) in [("sequence", sequence), ("trace", trace)] {
+            assert!(
+                moves > 0 && stays > moves,
+                "{name}: {moves} moves, {stays} stays"
+            );
+        }
     }
 
     /// The lanes of the last build are kept while the clients' IDs and
