@@ -100,6 +100,52 @@ fn order_by_prefix<Q: SortKey + ?Sized>(
         .then_with(|| entry.cmp_same_prefix(key))
 }
 
+/// Where the key whose prefix is `prefix` is among `items`, sorted by
+/// their keys, whose prefixes `prefix_of` gives: `Ok` with its index, or
+/// `Err` with where it would go. `rest_order` tells how the key of the
+/// item at an index compares with it when their prefixes are equal
+/// ([`SortKey::cmp_same_prefix`]). The search runs over the prefixes as
+/// plain numbers, without a branch per step; only the items whose prefix
+/// equals the key's are compared further (one, for keys whose prefixes
+/// differ).
+fn locate<T>(
+    items: &[T],
+    prefix_of: impl Fn(&T) -> u64,
+    prefix: u64,
+    rest_order: impl Fn(usize) -> Ordering,
+) -> Result<usize, usize> {
+    let first_equal = items.partition_point(|item| prefix_of(item) < prefix);
+    let ties = |index: usize| {
+        items
+            .get(index)
+            .is_some_and(|item| prefix_of(item) == prefix)
+    };
+    if !ties(first_equal) {
+        return Err(first_equal);
+    }
+    // A binary search by the rest from the first item sharing the prefix:
+    // over it alone when the next item's prefix differs, else over every
+    // item from it on (those past the shared prefix compare as above).
+    let (mut low, mut high) = (first_equal, first_equal + 1);
+    if ties(high) {
+        high = items.len();
+    }
+    while low < high {
+        let mid = low + (high - low) / 2;
+        let order = if ties(mid) {
+            rest_order(mid)
+        } else {
+            Ordering::Greater
+        };
+        match order {
+            Ordering::Less => low = mid + 1,
+            Ordering::Greater => high = mid,
+            Ordering::Equal => return Ok(mid),
+        }
+    }
+    Err(low)
+}
+
 /// How the text `entry` compares with `key`, whose prefix
 /// ([`SortKey::prefix`]) is `key_prefix`: by prefixes first, then by the
 /// rest only when they are equal (for sorted lists of IDs outside a
@@ -215,15 +261,6 @@ impl<K: SortKey, V> Slot<K, V> {
             entry: Arc::new((key, value)),
         }
     }
-
-    /// How the slot's key compares with `key`, whose prefix is `prefix`.
-    fn order<Q>(&self, prefix: u64, key: &Q) -> Ordering
-    where
-        K: Borrow<Q>,
-        Q: SortKey + ?Sized,
-    {
-        order_by_prefix(self.prefix, self.entry.0.borrow(), prefix, key)
-    }
 }
 
 impl<K, V> Clone for Slot<K, V> {
@@ -300,18 +337,21 @@ impl<K: SortKey, V> ChunkMap<K, V> {
         K: Borrow<Q>,
         Q: SortKey + ?Sized,
     {
-        // A chunk whose first prefix is below `prefix` starts below `key`,
-        // one whose first prefix is above starts above it: only the chunks
-        // whose first prefix equals `prefix` need their first keys read.
-        let below = self.firsts.partition_point(|first| *first < prefix);
-        let mut not_above = below;
-        if self.firsts.get(below) == Some(&prefix) {
-            let equal = self.firsts[below..].partition_point(|first| *first == prefix);
-            not_above += self.core.chunks[below..below + equal].partition_point(|chunk| {
-                chunk[0].entry.0.borrow().cmp_same_prefix(key) != Ordering::Greater
-            });
-        }
-        not_above.saturating_sub(1)
+        // Only the chunks whose first prefix equals `prefix` have their
+        // first keys read.
+        let found = locate(
+            &self.firsts,
+            |first| *first,
+            prefix,
+            |chunk_idx| {
+                self.core.chunks[chunk_idx][0]
+                    .entry
+                    .0
+                    .borrow()
+                    .cmp_same_prefix(key)
+            },
+        );
+        found.unwrap_or_else(|above| above.saturating_sub(1))
     }
 
     /// Whether `firsts` holds each chunk's first prefix (for the tests).
@@ -334,7 +374,12 @@ impl<K: SortKey, V> ChunkMap<K, V> {
         let prefix = key.prefix();
         let chunk_idx = self.chunk_for(key, prefix);
         let position = self.core.chunks.get(chunk_idx).map_or(Err(0), |chunk| {
-            chunk.binary_search_by(|slot| slot.order(prefix, key))
+            locate(
+                chunk,
+                |slot| slot.prefix,
+                prefix,
+                |entry_idx| chunk[entry_idx].entry.0.borrow().cmp_same_prefix(key),
+            )
         });
         (chunk_idx, position)
     }
@@ -737,7 +782,7 @@ impl<'de, T: Clone + Deserialize<'de>> Deserialize<'de> for ChunkVec<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{ChunkMap, ChunkVec, SortKey, order_by_prefix};
+    use super::{ChunkMap, ChunkVec, SortKey, locate, order_by_prefix};
     use std::cmp::Ordering;
     use std::collections::BTreeMap;
 
@@ -949,6 +994,74 @@ mod tests {
             assert!(rebuilt.firsts_agree());
             assert_eq!(rebuilt, map);
         }
+    }
+
+    /// `locate` agrees with a binary search by the whole key over items
+    /// sorted by (prefix, rest): runs of equal prefixes of every length up
+    /// to four (and none), at the start, in the middle and at the end, for
+    /// keys present and absent.
+    #[test]
+    fn locate_agrees_with_a_search_by_the_whole_key() {
+        let mut all = Vec::new();
+        for prefix in 0..12u64 {
+            for rest in 0..prefix % 5 {
+                all.push((prefix * 2, rest * 2));
+            }
+        }
+        for len in 0..=all.len() {
+            let items = &all[..len];
+            for prefix in 0..26u64 {
+                for rest in 0..10u64 {
+                    let found = locate(
+                        items,
+                        |item| item.0,
+                        prefix,
+                        |index| items[index].1.cmp(&rest),
+                    );
+                    let whole = items.binary_search(&(prefix, rest));
+                    assert_eq!(found, whole, "{len} items, key ({prefix}, {rest})");
+                }
+            }
+        }
+    }
+
+    /// Keys whose prefixes are unique around a long run of keys sharing
+    /// one prefix, the run crossing chunk boundaries (a chunk's first key
+    /// shares its prefix with the previous chunk's last): every key is
+    /// found at its rank, and keys absent between them are not.
+    #[test]
+    fn a_run_of_equal_prefixes_across_chunks_is_searched_whole() {
+        let key_of = |group: &str, n: u64| format!("{group}{n:03}");
+        let groups = ["a", "m-shared-", "z"];
+        let model: BTreeMap<String, u64> = groups
+            .iter()
+            .flat_map(|group| (0..300u64).step_by(2).map(move |n| (group, n)))
+            .map(|(group, n)| (key_of(group, n), n))
+            .collect();
+        let mut map: ChunkMap<String, u64> = model.clone().into_iter().collect();
+        let mut model = model;
+        for n in (1..300u64).step_by(14) {
+            let key = key_of("m-shared-", n);
+            assert_eq!(map.insert(key.clone(), n), model.insert(key, n));
+        }
+        assert!(map.firsts_agree());
+        let chunks = &map.core.chunks;
+        let boundary_in_run = chunks.windows(2).any(|pair| {
+            let last = pair[0].last().expect("non-empty chunk");
+            last.prefix == pair[1][0].prefix
+        });
+        assert!(boundary_in_run, "the run must cross a chunk boundary");
+        for group in groups {
+            for n in 0..301u64 {
+                let key = key_of(group, n);
+                assert_eq!(map.get(key.as_str()), model.get(&key), "{key}");
+                let rank = model
+                    .contains_key(&key)
+                    .then(|| model.range(..key.clone()).count());
+                assert_eq!(map.rank(key.as_str()), rank, "{key}");
+            }
+        }
+        assert!(map.iter().eq(model.iter()));
     }
 
     /// The keys of `map` after its first `skip`, in order.
