@@ -123,16 +123,33 @@ fn locate<T>(
     if !ties(first_equal) {
         return Err(first_equal);
     }
-    // A binary search by the rest from the first item sharing the prefix:
-    // over it alone when the next item's prefix differs, else over every
-    // item from it on (those past the shared prefix compare as above).
-    let (mut low, mut high) = (first_equal, first_equal + 1);
-    if ties(high) {
-        high = items.len();
+    if ties(first_equal + 1) {
+        return locate_among_ties(items, prefix_of, prefix, rest_order, first_equal);
     }
+    // The only item sharing the key's prefix.
+    match rest_order(first_equal) {
+        Ordering::Less => Err(first_equal + 1),
+        Ordering::Equal => Ok(first_equal),
+        Ordering::Greater => Err(first_equal),
+    }
+}
+
+/// [`locate`] where several items share the key's prefix, the first of
+/// them at `first_equal`: a binary search by the rest over the items from
+/// it on (those past the shared prefix compare as above the key). Apart,
+/// so that the common search keeps no state for it.
+#[inline(never)]
+fn locate_among_ties<T>(
+    items: &[T],
+    prefix_of: impl Fn(&T) -> u64,
+    prefix: u64,
+    rest_order: impl Fn(usize) -> Ordering,
+    first_equal: usize,
+) -> Result<usize, usize> {
+    let (mut low, mut high) = (first_equal, items.len());
     while low < high {
         let mid = low + (high - low) / 2;
-        let order = if ties(mid) {
+        let order = if prefix_of(&items[mid]) == prefix {
             rest_order(mid)
         } else {
             Ordering::Greater
