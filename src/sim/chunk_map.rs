@@ -8,10 +8,11 @@
 //! every chunk the steps in between left alone. Each entry of a map sits
 //! behind its own `Arc` too, so a chunk copied for one write shares the
 //! other entries (their keys and values) instead of copying them. A lookup
-//! is two binary searches that compare keys by their first eight bytes
-//! first ([`SortKey`]), kept as numbers beside the entries (each chunk's
-//! first in a flat list, each entry's in its chunk's slot), so that only
-//! keys whose first bytes match are read; iteration is in key order.
+//! is two binary searches over the keys' first eight bytes ([`SortKey`]),
+//! kept as numbers beside the entries (each chunk's first in a flat list,
+//! each entry's in its chunk's slot) and searched as plain numbers; only
+//! the keys whose first bytes match the key's are read; iteration is in
+//! key order.
 //! [`ChunkVec`] does the same for an append-only list; both keep their
 //! items in one chunk core.
 
