@@ -137,9 +137,7 @@ fn locate<T>(
 
 /// [`locate`] where several items share the key's prefix, the first of
 /// them at `first_equal`: a binary search by the rest over the items from
-/// it on (those past the shared prefix compare as above the key). Apart,
-/// so that the common search keeps no state for it.
-#[inline(never)]
+/// it on (those past the shared prefix compare as above the key).
 fn locate_among_ties<T>(
     items: &[T],
     prefix_of: impl Fn(&T) -> u64,
