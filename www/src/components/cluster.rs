@@ -448,32 +448,8 @@ pub fn NodeTtl(props: &NodeTtlProps) -> Html {
 }
 
 /// A heartbeat TTL of `ms` milliseconds as seconds with one decimal: `12.3s`.
-/// The same text as formatting `ms as f64 / 1000.0` with `{:.1}` (for every
-/// `ms` below 2^50, checked against it in a test), written without the float
-/// formatter, which would cost the bundle ~16 KB of code before `wasm-opt`.
 pub fn ttl_text(ms: u64) -> String {
-    use std::cmp::Ordering;
-    let tenths = ms / 100;
-    let up = match (ms % 100).cmp(&50) {
-        Ordering::Less => false,
-        Ordering::Greater => true,
-        // Halfway in decimal: the float's rounding of `ms / 1000` decides,
-        // and an exact half goes to the even tenth.
-        Ordering::Equal => {
-            let bits = (ms as f64 / 1000.0).to_bits();
-            let mantissa = u128::from((bits & ((1 << 52) - 1)) | (1 << 52));
-            match 1075u32.checked_sub(((bits >> 52) & 0x7ff) as u32) {
-                Some(shift) => match (mantissa * 1000).cmp(&(u128::from(ms) << shift)) {
-                    Ordering::Less => false,
-                    Ordering::Greater => true,
-                    Ordering::Equal => tenths % 2 == 1,
-                },
-                None => false,
-            }
-        }
-    };
-    let tenths = tenths + u64::from(up);
-    format!("{}.{}s", tenths / 10, tenths % 10)
+    format!("{:.1}s", ms as f64 / 1000.0)
 }
 
 /// The heartbeat TTL of node `id`, looked up first at `index` (its
@@ -583,29 +559,5 @@ pub fn Legend(props: &LegendProps) -> Html {
                 }
             }) }
         </ul>
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::ttl_text;
-
-    #[test]
-    fn ttl_text_is_the_float_formatters_text() {
-        // Every halfway case decides by the float's rounding; sample them
-        // densely, and the rest over a wide range.
-        let check = |ms: u64| assert_eq!(ttl_text(ms), format!("{:.1}s", ms as f64 / 1000.0));
-        for ms in 0..2_000_000 {
-            check(ms);
-        }
-        for k in 0..200_000u64 {
-            check(k * 1_000_003_457 + 50);
-            check(k * 7_919_999_993 + 1_250);
-        }
-        assert_eq!(ttl_text(12_345), "12.3s");
-        assert_eq!(ttl_text(250), "0.2s");
-        assert_eq!(ttl_text(750), "0.8s");
-        // No panic at the top of the range.
-        assert!(ttl_text(u64::MAX).ends_with('s'));
     }
 }

@@ -321,8 +321,8 @@ pub fn SequenceDiagram(props: &SequenceDiagramProps) -> Html {
         <section class="panel sequence" data-testid="sequence" aria-label="Sequence diagram">
             <h2 class="panel-title">{ "Sequence" }</h2>
             <div class="sequence-scroll" onscroll={on_scroll} ref={scroll_box}>
-                <div class="seq-canvas" style={format!("height:{}px", coord_text(height))}>
-                    <svg width={coord_text(width)} height={coord_text(canvas)} role="img"
+                <div class="seq-canvas" style={format!("height:{height}px")}>
+                    <svg width={width.to_string()} height={canvas.to_string()} role="img"
                          aria-label={format!("sequence diagram with {} events", view.sequence.len())}>
                         <SeqLanes {lanes} {lane_width} height={canvas} />
                         <g onclick={jump} onkeydown={keys} ref={rows_group} />
@@ -373,10 +373,7 @@ fn row_tip(tip: &NodeRef, event: &Event) {
             (rect.left(), rect.bottom() + 4.0)
         }
     };
-    let _ = tip.set_attribute(
-        "style",
-        &format!("left:{}px;top:{}px", coord_text(x), coord_text(y)),
-    );
+    let _ = tip.set_attribute("style", &format!("left:{x}px;top:{y}px"));
     let _ = tip.remove_attribute("hidden");
 }
 
@@ -405,16 +402,16 @@ struct SeqLanesProps {
 /// The lanes' heads and lines (re-drawn only when lanes or height change).
 #[component]
 fn SeqLanes(props: &SeqLanesProps) -> Html {
-    let height = coord_text(props.height);
+    let height = props.height.to_string();
     html! {
         { for props.lanes.iter().enumerate().map(|(index, (id, name))| {
-            let x = coord_text(props.lane_width * index as f64 + props.lane_width / 2.0);
+            let x = (props.lane_width * index as f64 + props.lane_width / 2.0).to_string();
             // The "+N clients" lane has no ID.
             let (class, testid) = if id.is_empty() { ("lane lane-folded", "seq-lane-folded") } else { ("lane", "seq-lane") };
             html! {
                 <g class={class} data-testid={testid}>
                     <text class="lane-head" x={x.clone()} y="18" text-anchor="middle">{ name }</text>
-                    <line class="lane-line" x1={x.clone()} y1={coord_text(HEAD_HEIGHT)} x2={x} y2={height.clone()} />
+                    <line class="lane-line" x1={x.clone()} y1={HEAD_HEIGHT.to_string()} x2={x} y2={height.clone()} />
                 </g>
             }
         }) }
@@ -631,15 +628,6 @@ fn coords(out: &mut String, parts: &[(&str, f64)]) {
         out.push_str(text);
         coord(out, value);
     }
-}
-
-/// A coordinate or length as its own text ([`coord`]): the markup's numbers
-/// never go through the float formatter, which would cost the bundle ~16 KB
-/// of code before `wasm-opt` for a few attributes.
-fn coord_text(value: f64) -> String {
-    let mut out = String::new();
-    coord(&mut out, value);
-    out
 }
 
 /// Writes a coordinate of the markup, to the hundredth of a pixel (`40`,
