@@ -61,10 +61,11 @@ impl<'a> Object<'a> {
         text(self.req(key)?, key)
     }
 
-    fn opt_string(&self, key: &str) -> Read<Option<String>> {
+    /// An `Option` field read with `item`: `None` when missing or `null`.
+    fn opt<T>(&self, key: &str, item: impl FnOnce(&Value) -> Read<T>) -> Read<Option<T>> {
         match self.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(v) => text(v, key).map(Some),
+            Some(v) => item(v).map(Some),
         }
     }
 
@@ -72,7 +73,7 @@ impl<'a> Object<'a> {
     fn list<T>(&self, key: &str, default: bool, item: fn(&Value) -> Read<T>) -> Read<Vec<T>> {
         let items = match self.get(key) {
             None if default => return Ok(Vec::new()),
-            v => v.ok_or_else(|| format!("missing field `{key}`"))?,
+            _ => self.req(key)?,
         };
         let items = items.as_array().ok_or_else(|| wrong(key))?;
         items
@@ -137,7 +138,7 @@ fn reproduction(value: &Value) -> Read<Reproduction> {
         context: CheckContext {
             window_index: context.u64("window_index")?,
         },
-        link: o.opt_string("link")?,
+        link: o.opt("link", |v| text(v, "link"))?,
     })
 }
 
@@ -149,10 +150,7 @@ fn report(value: &Value) -> Read<InvariantReport> {
         explanation: o.string("explanation")?,
         enabled: o.bool("enabled")?,
         violating_orders: o.u64("violating_orders")?,
-        shortest: match o.get("shortest") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(reproduction(v)?),
-        },
+        shortest: o.opt("shortest", reproduction)?,
         details: o.list("details", true, string_item)?,
     })
 }
