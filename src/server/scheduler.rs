@@ -103,10 +103,9 @@ impl Retries {
     /// The line for the attempts that reused a plan, if any.
     fn finish(&self, plan_lines: &mut Vec<String>) {
         if self.repeated > 0 {
-            plan_lines.push(format!(
-                "{} more attempts: same plan, rejected again",
-                self.repeated
-            ));
+            let mut line = self.repeated.to_string();
+            line.push_str(" more attempts: same plan, rejected again");
+            plan_lines.push(line);
         }
     }
 }
@@ -132,8 +131,8 @@ struct Attempt {
 enum AttemptPlan {
     Built(Plan),
     /// The kept attempt ([`KeptAttempt`]), with the applier's reasons for
-    /// refusing each of its nodes now (taken when it is applied).
-    Kept(Arc<KeptAttempt>, Vec<(String, Cow<'static, str>)>),
+    /// refusing each of its nodes now, in the plan's node order.
+    Kept(Arc<KeptAttempt>, Vec<Cow<'static, str>>),
 }
 
 /// An attempt whose plan the applier refused whole, kept with the job's
@@ -176,7 +175,7 @@ impl Attempt {
     }
 
     /// Reuses a kept attempt whose plan the applier refuses (`refused`).
-    fn kept(kept: Arc<KeptAttempt>, refused: Vec<(String, Cow<'static, str>)>) -> Attempt {
+    fn kept(kept: Arc<KeptAttempt>, refused: Vec<Cow<'static, str>>) -> Attempt {
         Attempt {
             failed: Vec::new(),
             followups: Vec::new(),
@@ -216,7 +215,7 @@ impl Attempt {
         let AttemptPlan::Built(plan) = &mut self.plan else {
             return None;
         };
-        if applied.written != 0 || applied.rejected_nodes.len() != plan.nodes().len() {
+        if applied.written != 0 || applied.rejected != plan.parts().count() {
             return None;
         }
         let kept = Arc::new(KeptAttempt {
@@ -721,8 +720,8 @@ impl Server {
                 }
                 _ => match &mut result.plan {
                     AttemptPlan::Built(plan) => self.apply_plan(now, &eval.id, plan, out),
-                    AttemptPlan::Kept(_, refused) => {
-                        self.apply_refused(std::mem::take(refused), out)
+                    AttemptPlan::Kept(kept, refused) => {
+                        self.apply_refused(&kept.plan, refused, out)
                     }
                 },
             };
@@ -734,7 +733,7 @@ impl Server {
             {
                 self.state.reconcile_memo.keep_attempt(&eval.job_id, kept);
             }
-            let done = applied.rejected_nodes.is_empty();
+            let done = applied.rejected == 0;
             let progress = Retries::progress(&applied, result.plan());
             reuse = !progress && result.followups.is_empty();
             last = Some(result);
@@ -824,14 +823,15 @@ impl Server {
         job: &Job,
         trigger: &str,
     ) -> Evaluation {
-        Evaluation {
-            priority: eval.priority,
-            eval_type: eval.eval_type.clone(),
-            status: EvalStatus::Blocked,
-            status_description: "created to place remaining allocations".to_string(),
-            previous_eval: eval.id.clone(),
-            ..self.pending_eval(now, job, trigger)
-        }
+        let mut blocked = self.pending_eval(now, job, trigger);
+        blocked.priority = eval.priority;
+        // Into the pending eval's own buffers (no new allocation for a type
+        // no longer than the job's).
+        blocked.eval_type.clone_from(&eval.eval_type);
+        blocked.status = EvalStatus::Blocked;
+        blocked.status_description = "created to place remaining allocations".to_string();
+        blocked.previous_eval.clone_from(&eval.id);
+        blocked
     }
 
     /// One attempt: reconcile and build the plan.
@@ -1041,7 +1041,7 @@ impl Server {
         &self,
         attempt: &Attempt,
         kept: &KeptAttempt,
-        refused: &[(String, Cow<'static, str>)],
+        refused: &[Cow<'static, str>],
     ) {
         let plan = attempt.plan();
         assert!(
@@ -1129,13 +1129,21 @@ impl Server {
             .as_ref()
             .or(current.filter(|d| d.active() && d.job_version == job.version))
             .map_or(String::new(), |d| d.id.clone());
-        let spec = self
-            .state
-            .jobs
-            .get(&job.id)
-            .and_then(|r| r.spec(job.version).cloned());
+        // The job's spec and the plan's usage deltas serve placements only
+        // (most plans place nothing).
+        let places = !result.destructive_update.is_empty() || !result.place.is_empty();
+        let spec = if places {
+            self.state
+                .jobs
+                .get(&job.id)
+                .and_then(|r| r.spec(job.version).cloned())
+        } else {
+            None
+        };
         let mut usage = Usage::default();
-        self.seed_usage(plan, &mut usage);
+        if places {
+            self.seed_usage(plan, &mut usage);
+        }
         let mut failed = Vec::new();
         // Taken when the first alloc is placed (most plans place none).
         let mut job_arc: Option<Arc<Job>> = None;
@@ -1588,7 +1596,7 @@ impl Server {
                 let applied = self.apply_plan(now, &eval.id, &mut current.plan, out);
                 let progress = Retries::progress(&applied, &current.plan);
                 last = Some(current);
-                (applied.rejected_nodes.is_empty(), progress)
+                (applied.rejected == 0, progress)
             };
             if done {
                 break;
