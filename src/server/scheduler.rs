@@ -103,11 +103,22 @@ impl Retries {
     /// The line for the attempts that reused a plan, if any.
     fn finish(&self, plan_lines: &mut Vec<String>) {
         if self.repeated > 0 {
-            let mut line = self.repeated.to_string();
-            line.push_str(" more attempts: same plan, rejected again");
+            const TAIL: &str = " more attempts: same plan, rejected again";
+            let mut line = String::with_capacity(TAIL.len() + 3);
+            push_decimal(&mut line, self.repeated);
+            line.push_str(TAIL);
             plan_lines.push(line);
         }
     }
+}
+
+/// Appends `n` in decimal (as `Display` writes it, without the
+/// formatter: the repeated-attempts line is written for most failed evals).
+fn push_decimal(out: &mut String, n: usize) {
+    if n >= 10 {
+        push_decimal(out, n / 10);
+    }
+    out.push(char::from(b'0' + (n % 10) as u8));
 }
 
 /// One scheduling attempt's output.
@@ -685,10 +696,13 @@ impl Server {
         let mut reuse = false;
         let mut last_applied: Option<super::plan::ApplyResult> = None;
         for attempt in 1..=MAX_PLAN_ATTEMPTS_GUARD {
-            let (mut result, reused) = match last.take() {
-                Some(previous) if reuse => {
+            // The attempt stays in `last` (it is large: moving it in and out
+            // each attempt cost more than reusing it).
+            let reused = reuse && last.is_some();
+            let result = match &mut last {
+                Some(previous) if reused => {
                     retries.repeated += 1;
-                    (previous, true)
+                    previous
                 }
                 _ => {
                     let result = self.compute_generic(now, eval, job);
@@ -706,7 +720,7 @@ impl Server {
                             line
                         });
                     }
-                    (result, false)
+                    last.insert(result)
                 }
             };
             let applied = match last_applied.take() {
@@ -736,7 +750,6 @@ impl Server {
             let done = applied.rejected == 0;
             let progress = Retries::progress(&applied, result.plan());
             reuse = !progress && result.followups.is_empty();
-            last = Some(result);
             last_applied = Some(applied);
             if done {
                 break;
@@ -2004,4 +2017,31 @@ fn changed_job_update(
 #[allow(dead_code)]
 fn short_id(id: &str) -> &str {
     short(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::push_decimal;
+
+    #[test]
+    fn push_decimal_writes_what_display_writes() {
+        for n in [
+            0,
+            1,
+            9,
+            10,
+            11,
+            99,
+            100,
+            101,
+            1_000,
+            65_535,
+            1_234_567,
+            usize::MAX,
+        ] {
+            let mut out = String::from("x");
+            push_decimal(&mut out, n);
+            assert_eq!(out, format!("x{n}"));
+        }
+    }
 }
