@@ -160,7 +160,8 @@ impl Plan {
     /// One line per node for the trace.
     pub fn describe(&self, server: &Server) -> Vec<String> {
         use std::fmt::Write as _;
-        let mut lines = Vec::new();
+        // Most plans only write (one line per node they write to).
+        let mut lines = Vec::with_capacity(self.node_allocation.len());
         // Each line is written into one buffer, part by part.
         for NodePart {
             node,

@@ -258,8 +258,16 @@ struct Processed {
     plan: Vec<String>,
 }
 
-/// A placement to make: (name, group, previous alloc, reschedule, lost, canary).
-type Placement = (String, String, Option<Arc<Allocation>>, bool, bool, bool);
+/// A placement to make, read from the reconciler's result: (name, group,
+/// previous alloc, reschedule, lost, canary).
+type Placement<'a> = (
+    &'a str,
+    &'a str,
+    Option<&'a Arc<Allocation>>,
+    bool,
+    bool,
+    bool,
+);
 
 /// Changes to node usage while a plan is being built, on top of the
 /// state's `node_usage` and `group_counts` (keyed by node slot, as they
@@ -274,6 +282,19 @@ struct Usage {
     /// repeat): the scores kept in [`placement::PlanScores`] catch up from
     /// it.
     touched: Vec<u32>,
+}
+
+impl Usage {
+    /// Adds (`sign` 1) or takes away (-1) one alloc's share (`need`, of
+    /// group `key`) of the node in `slot`.
+    fn shift(&mut self, slot: u32, (cpu, mem): (u64, u64), key: String, sign: i64) {
+        self.touched.push(slot);
+        let entry = self.used.entry(slot).or_default();
+        entry.0 += sign * cpu as i64;
+        entry.1 += sign * mem as i64;
+        let groups = self.collisions.entry(slot).or_default();
+        *groups.entry(key).or_default() += sign;
+    }
 }
 
 /// The node a placement picked: its ID and name (for the new alloc), its
@@ -1161,14 +1182,14 @@ impl Server {
         // Taken when the first alloc is placed (most plans place none).
         let mut job_arc: Option<Arc<Job>> = None;
         // Destructive updates: stop the old alloc, place its successor.
-        let mut placements: Vec<Placement> = Vec::new();
+        let mut placements: Vec<Placement<'_>> = Vec::new();
         for update in &result.destructive_update {
             plan.stop(&update.stop_alloc, update.stop_status_description, None, "");
             self.unuse(&update.stop_alloc, &mut usage);
             placements.push((
-                update.place_name.clone(),
-                update.task_group.clone(),
-                Some(Arc::clone(&update.stop_alloc)),
+                &update.place_name,
+                &update.task_group,
+                Some(&update.stop_alloc),
                 false,
                 false,
                 false,
@@ -1176,9 +1197,9 @@ impl Server {
         }
         for place in &result.place {
             placements.push((
-                place.name.clone(),
-                place.task_group.clone(),
-                place.previous_alloc.clone(),
+                &place.name,
+                &place.task_group,
+                place.previous_alloc.as_ref(),
                 place.reschedule,
                 place.lost,
                 place.canary,
@@ -1186,20 +1207,25 @@ impl Server {
         }
         let mut plan_scores = placement::PlanScores::default();
         for (name, group, previous, reschedule, _lost, canary) in placements {
-            let Some(spec) = spec.as_deref() else {
-                failed.push(name);
+            let Some((spec, group_spec)) = spec
+                .as_deref()
+                .and_then(|spec| Some((spec, spec.groups.iter().find(|g| g.name == group)?)))
+            else {
+                failed.push(name.to_string());
                 continue;
             };
             let penalty_node = if reschedule {
-                previous.as_ref().map(|p| p.node_id.clone())
+                previous.map(|p| p.node_id.as_str())
             } else {
                 None
             };
+            let group_key = super::group_key(&job.id, group);
             match self.select_node_indexed(
                 job,
                 spec,
-                &group,
-                penalty_node.as_deref(),
+                group_spec,
+                &group_key,
+                penalty_node,
                 &usage,
                 plan,
                 &mut plan_scores,
@@ -1212,22 +1238,21 @@ impl Server {
                     preempt,
                 }) => {
                     let job_arc = job_arc.get_or_insert_with(|| self.shared_job(job));
-                    let id = self.new_id();
                     let mut alloc = Allocation {
-                        id: id.clone(),
+                        id: self.new_id(),
                         namespace: job.namespace.clone(),
                         eval_id: eval.id.clone(),
-                        name: name.clone(),
-                        node_id: node.clone(),
+                        name: name.to_string(),
+                        node_id: node,
                         node_name,
                         job_id: job.id.clone(),
                         job: Some(Arc::clone(job_arc)),
-                        task_group: group.clone(),
+                        task_group: group.to_string(),
                         desired_status: DesiredStatus::Run,
                         client_status: ClientStatus::Pending,
                         deployment_id: deployment_id.clone(),
                         node_score: Some(score),
-                        preempted_allocations: preempt.clone(),
+                        preempted_allocations: preempt,
                         ..Allocation::default()
                     };
                     if canary {
@@ -1236,7 +1261,7 @@ impl Server {
                             ..Default::default()
                         });
                     }
-                    if let Some(previous) = &previous {
+                    if let Some(previous) = previous {
                         alloc.previous_allocation = previous.id.clone();
                         if reschedule {
                             let mut tracker =
@@ -1260,19 +1285,25 @@ impl Server {
                             alloc.reschedule_tracker = Some(tracker);
                         }
                     }
-                    for victim in &preempt {
+                    for victim in &alloc.preempted_allocations {
                         plan.node_preemptions
-                            .entry(node.clone())
+                            .entry(alloc.node_id.clone())
                             .or_default()
-                            .push((victim.clone(), id.clone()));
+                            .push((victim.clone(), alloc.id.clone()));
                         if let Some(victim) = self.state.allocs.get(victim).cloned() {
                             self.unuse(&victim, &mut usage);
                         }
                     }
-                    self.use_alloc(&alloc, slot, &mut usage);
+                    // The alloc asks for its group's need (what
+                    // `alloc_resources` reads from the same spec).
+                    let need = group_need(group_spec);
+                    debug_assert_eq!(need, self.alloc_resources(&alloc));
+                    let slot = slot.unwrap_or_else(|| self.state.node_slot(&alloc.node_id));
+                    debug_assert_eq!(self.state.node_usage.slot(&alloc.node_id), Some(slot));
+                    usage.shift(slot, need, group_key, 1);
                     plan.write(alloc);
                 }
-                None => failed.push(name),
+                None => failed.push(name.to_string()),
             }
         }
         (failed, deployment_id)
@@ -1299,16 +1330,11 @@ impl Server {
     /// Adds (`sign` 1) or takes away (-1) an alloc's share of its node (in
     /// `slot`, looked up when not given) in the plan's deltas.
     fn shift(&mut self, alloc: &Allocation, slot: Option<u32>, usage: &mut Usage, sign: i64) {
-        let (cpu, mem) = self.alloc_resources(alloc);
+        let need = self.alloc_resources(alloc);
         let slot = slot.unwrap_or_else(|| self.state.node_slot(&alloc.node_id));
         debug_assert_eq!(self.state.node_usage.slot(&alloc.node_id), Some(slot));
-        usage.touched.push(slot);
-        let entry = usage.used.entry(slot).or_default();
-        entry.0 += sign * cpu as i64;
-        entry.1 += sign * mem as i64;
-        let groups = usage.collisions.entry(slot).or_default();
         let key = super::group_key(&alloc.job_id, &alloc.task_group);
-        *groups.entry(key).or_default() += sign;
+        usage.shift(slot, need, key, sign);
     }
 
     /// Adds a placed alloc to the plan's deltas (its node in `slot`, if
@@ -1396,26 +1422,19 @@ impl Server {
         &mut self,
         job: &Job,
         spec: &JobSpec,
-        group: &str,
+        group_spec: &crate::scenario::format::GroupSpec,
+        group_key: &str,
         penalty_node: Option<&str>,
         usage: &Usage,
         plan: &Plan,
         plan_scores: &mut placement::PlanScores,
     ) -> Option<Chosen> {
-        let group_spec = spec.groups.iter().find(|g| g.name == group)?;
         self.sync_placement_index(group_need(group_spec));
-        let group_key = super::group_key(&job.id, group);
-        let best = self.best_indexed_node(
-            job,
-            group_spec,
-            &group_key,
-            penalty_node,
-            usage,
-            plan_scores,
-        );
+        let best =
+            self.best_indexed_node(job, group_spec, group_key, penalty_node, usage, plan_scores);
         debug_assert_eq!(
             best,
-            self.best_node_by_scan(job, group_spec, &group_key, penalty_node, usage),
+            self.best_node_by_scan(job, group_spec, group_key, penalty_node, usage),
             "the placement index disagrees with scoring every node"
         );
         match best {
@@ -1424,7 +1443,7 @@ impl Server {
                 let slot = self.state.placement.slot(rank);
                 Some(Chosen::of(id, slot, record, score as f64 / 1e6))
             }
-            None => self.select_node(job, spec, group, None, penalty_node, usage, plan),
+            None => self.select_node(job, spec, &group_spec.name, None, penalty_node, usage, plan),
         }
     }
 
