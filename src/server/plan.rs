@@ -255,6 +255,24 @@ fn next_of<'a, V>(
         .map_or(&[], |(_, list)| list)
 }
 
+/// The trace detail of a placed alloc: "placed v<version>", then
+/// ", replaces <short ID>" and ", preempts <short IDs>" where they apply
+/// (written into one buffer: most plans that commit place allocs).
+fn placed_detail(alloc: &Allocation) -> String {
+    let mut detail = String::with_capacity(48);
+    detail.push_str("placed v");
+    super::push_decimal(&mut detail, alloc.job_version());
+    if !alloc.previous_allocation.is_empty() {
+        detail.push_str(", replaces ");
+        detail.push_str(short(&alloc.previous_allocation));
+    }
+    for (n, id) in alloc.preempted_allocations.iter().enumerate() {
+        detail.push_str(if n == 0 { ", preempts " } else { "," });
+        detail.push_str(short(id));
+    }
+    detail
+}
+
 /// What applying a plan did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ApplyResult {
@@ -536,13 +554,15 @@ impl Server {
                                         "client unknown (node disconnected)".to_string()
                                     } else if alloc.alloc_states.len() > existing.alloc_states.len()
                                     {
-                                        format!(
-                                            "alloc state {} appended",
-                                            alloc
-                                                .alloc_states
-                                                .last()
-                                                .map_or("", |s| s.value.as_str())
-                                        )
+                                        let state = alloc
+                                            .alloc_states
+                                            .last()
+                                            .map_or("", |s| s.value.as_str());
+                                        let mut detail = String::with_capacity(24 + state.len());
+                                        detail.push_str("alloc state ");
+                                        detail.push_str(state);
+                                        detail.push_str(" appended");
+                                        detail
                                     } else if alloc.job_version() != existing.job_version() {
                                         format!("updated in place to v{}", alloc.job_version())
                                     } else {
@@ -573,31 +593,7 @@ impl Server {
                                     out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
                                         &mut self.texts,
                                         &alloc,
-                                        format!(
-                                            "placed v{}{}{}",
-                                            alloc.job_version(),
-                                            if alloc.previous_allocation.is_empty() {
-                                                String::new()
-                                            } else {
-                                                format!(
-                                                    ", replaces {}",
-                                                    short(&alloc.previous_allocation)
-                                                )
-                                            },
-                                            if alloc.preempted_allocations.is_empty() {
-                                                String::new()
-                                            } else {
-                                                format!(
-                                                    ", preempts {}",
-                                                    alloc
-                                                        .preempted_allocations
-                                                        .iter()
-                                                        .map(|id| short(id).to_string())
-                                                        .collect::<Vec<_>>()
-                                                        .join(",")
-                                                )
-                                            }
-                                        ),
+                                        placed_detail(&alloc),
                                     )));
                                 }
                             }

@@ -105,20 +105,11 @@ impl Retries {
         if self.repeated > 0 {
             const TAIL: &str = " more attempts: same plan, rejected again";
             let mut line = String::with_capacity(TAIL.len() + 3);
-            push_decimal(&mut line, self.repeated);
+            super::push_decimal(&mut line, self.repeated as u64);
             line.push_str(TAIL);
             plan_lines.push(line);
         }
     }
-}
-
-/// Appends `n` in decimal (as `Display` writes it, without the
-/// formatter: the repeated-attempts line is written for most failed evals).
-fn push_decimal(out: &mut String, n: usize) {
-    if n >= 10 {
-        push_decimal(out, n / 10);
-    }
-    out.push(char::from(b'0' + (n % 10) as u8));
 }
 
 /// One scheduling attempt's output.
@@ -2036,31 +2027,4 @@ fn changed_job_update(
 #[allow(dead_code)]
 fn short_id(id: &str) -> &str {
     short(id)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::push_decimal;
-
-    #[test]
-    fn push_decimal_writes_what_display_writes() {
-        for n in [
-            0,
-            1,
-            9,
-            10,
-            11,
-            99,
-            100,
-            101,
-            1_000,
-            65_535,
-            1_234_567,
-            usize::MAX,
-        ] {
-            let mut out = String::from("x");
-            push_decimal(&mut out, n);
-            assert_eq!(out, format!("x{n}"));
-        }
-    }
 }
