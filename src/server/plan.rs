@@ -273,6 +273,23 @@ fn placed_detail(alloc: &Allocation) -> String {
     detail
 }
 
+/// The trace detail of a stop: "desired stop", ", client <status>" where
+/// it sets one, and its description in parentheses (one buffer).
+fn stop_detail(stop: &PlanStop) -> String {
+    let status = stop.client_status.as_ref().map(ClientStatus::as_str);
+    let mut detail =
+        String::with_capacity(24 + status.map_or(0, str::len) + stop.description.len());
+    detail.push_str("desired stop");
+    if let Some(status) = status {
+        detail.push_str(", client ");
+        detail.push_str(status);
+    }
+    detail.push_str(" (");
+    detail.push_str(&stop.description);
+    detail.push(')');
+    detail
+}
+
 /// What applying a plan did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ApplyResult {
@@ -630,13 +647,7 @@ impl Server {
                             out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
                                 &mut self.texts,
                                 &alloc,
-                                format!(
-                                    "desired stop{} ({})",
-                                    stop.client_status
-                                        .as_ref()
-                                        .map_or(String::new(), |s| format!(", client {s}")),
-                                    stop.description
-                                ),
+                                stop_detail(stop),
                             )));
                             self.put_alloc(alloc);
                             result.written += 1;
