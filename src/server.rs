@@ -640,6 +640,16 @@ pub fn id_from(seed: u64, counter: u64) -> String {
     }
 }
 
+/// Appends `n` in decimal, as `Display` writes it (without the formatter:
+/// the scheduler's and the applier's trace lines are written per eval and
+/// per alloc).
+pub(crate) fn push_decimal(out: &mut String, n: u64) {
+    if n >= 10 {
+        push_decimal(out, n / 10);
+    }
+    out.push(char::from(b'0' + (n % 10) as u8));
+}
+
 /// Appends the low `digits` hex digits of `value` (lowercase, zero-padded).
 fn push_hex(out: &mut String, value: u64, digits: u32) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -949,6 +959,28 @@ impl Server {
 #[cfg(test)]
 mod tests {
     use super::id_from;
+
+    #[test]
+    fn push_decimal_writes_what_display_writes() {
+        for n in [
+            0,
+            1,
+            9,
+            10,
+            11,
+            99,
+            100,
+            101,
+            1_000,
+            65_535,
+            1_234_567,
+            u64::MAX,
+        ] {
+            let mut out = String::from("x");
+            super::push_decimal(&mut out, n);
+            assert_eq!(out, format!("x{n}"));
+        }
+    }
 
     #[test]
     fn id_from_matches_its_format() {

@@ -71,8 +71,11 @@ impl Broker {
         id: &str,
         cancel_stale: bool,
     ) -> (Option<String>, Vec<String>) {
-        if self.job_active.get(job).map(String::as_str) == Some(id) {
-            self.job_active.remove(job);
+        // One lookup when `id` is the job's active eval (it mostly is).
+        if let Some(active) = self.job_active.remove(job)
+            && active != id
+        {
+            self.job_active.insert(job.to_string(), active);
         }
         let Some(mut queue) = self.queued.remove(job) else {
             return (None, Vec::new());

@@ -133,34 +133,43 @@ impl Plan {
             .push(entry);
     }
 
-    /// The nodes the plan names, in order, each once.
-    pub(super) fn nodes(&self) -> Vec<&String> {
-        let mut nodes: Vec<&String> = self.node_update.keys().collect();
-        // Each map's keys are in order and distinct: only the keys of two
-        // non-empty maps need sorting.
-        let mut merged = false;
-        if !self.node_allocation.is_empty() {
-            merged |= !nodes.is_empty();
-            nodes.extend(self.node_allocation.keys());
-        }
-        if !self.node_preemptions.is_empty() {
-            merged |= !nodes.is_empty();
-            nodes.extend(self.node_preemptions.keys());
-        }
-        if merged {
-            nodes.sort_unstable();
-            nodes.dedup();
-        }
-        nodes
+    /// Each node's part of the plan, in node order, each node once: the
+    /// three maps walked together (no lookup per node).
+    pub(super) fn parts(&self) -> impl Iterator<Item = NodePart<'_>> {
+        let mut stops = self.node_update.iter().peekable();
+        let mut writes = self.node_allocation.iter().peekable();
+        let mut evictions = self.node_preemptions.iter().peekable();
+        std::iter::from_fn(move || {
+            let node = [
+                stops.peek().map(|(node, _)| *node),
+                writes.peek().map(|(node, _)| *node),
+                evictions.peek().map(|(node, _)| *node),
+            ]
+            .into_iter()
+            .flatten()
+            .min()?;
+            Some(NodePart {
+                node,
+                stops: next_of(&mut stops, node),
+                allocs: next_of(&mut writes, node),
+                preemptions: next_of(&mut evictions, node),
+            })
+        })
     }
 
     /// One line per node for the trace.
     pub fn describe(&self, server: &Server) -> Vec<String> {
         use std::fmt::Write as _;
-        let nodes = self.nodes();
-        let mut lines = Vec::with_capacity(nodes.len());
+        // Most plans only write (one line per node they write to).
+        let mut lines = Vec::with_capacity(self.node_allocation.len());
         // Each line is written into one buffer, part by part.
-        for node in nodes {
+        for NodePart {
+            node,
+            stops,
+            allocs,
+            preemptions,
+        } in self.parts()
+        {
             let mut line = String::with_capacity(64);
             line.push_str(node);
             line.push_str(": ");
@@ -171,7 +180,7 @@ impl Plan {
                 }
                 first = false;
             };
-            for stop in self.node_update.get(node).into_iter().flatten() {
+            for stop in stops {
                 part(&mut line);
                 line.push_str("stop ");
                 if let Some(alloc) = server.state.allocs.get(&stop.alloc_id) {
@@ -184,7 +193,7 @@ impl Plan {
                     let _ = write!(line, " as {status}");
                 }
             }
-            for entry in self.node_allocation.get(node).into_iter().flatten() {
+            for entry in allocs {
                 let alloc = entry.read();
                 // A reconnect update's alloc is a stored alloc as the
                 // scheduler read it (not looked up again).
@@ -212,7 +221,7 @@ impl Plan {
                 line.push_str(short(&alloc.id));
                 line.push(')');
             }
-            for (alloc, _) in self.node_preemptions.get(node).into_iter().flatten() {
+            for (alloc, _) in preemptions {
                 part(&mut line);
                 line.push_str("evict ");
                 line.push_str(short(alloc));
@@ -223,11 +232,69 @@ impl Plan {
     }
 }
 
+/// One node's part of a plan ([`Plan::parts`]): its stops, writes and
+/// evictions (empty where the plan has none).
+pub(super) struct NodePart<'a> {
+    /// The node's ID.
+    pub node: &'a String,
+    /// Its stops.
+    pub stops: &'a [PlanStop],
+    /// Its writes.
+    pub allocs: &'a [PlanAlloc],
+    /// Its evictions (alloc ID, preempting alloc ID).
+    pub preemptions: &'a [(String, String)],
+}
+
+/// The list of `node` in a map walked in node order, if it is next there.
+fn next_of<'a, V>(
+    entries: &mut std::iter::Peekable<std::collections::btree_map::Iter<'a, String, Vec<V>>>,
+    node: &str,
+) -> &'a [V] {
+    entries
+        .next_if(|(key, _)| key.as_str() == node)
+        .map_or(&[], |(_, list)| list)
+}
+
+/// The trace detail of a placed alloc: "placed v<version>", then
+/// ", replaces <short ID>" and ", preempts <short IDs>" where they apply
+/// (written into one buffer: most plans that commit place allocs).
+fn placed_detail(alloc: &Allocation) -> String {
+    let mut detail = String::with_capacity(48);
+    detail.push_str("placed v");
+    super::push_decimal(&mut detail, alloc.job_version());
+    if !alloc.previous_allocation.is_empty() {
+        detail.push_str(", replaces ");
+        detail.push_str(short(&alloc.previous_allocation));
+    }
+    for (n, id) in alloc.preempted_allocations.iter().enumerate() {
+        detail.push_str(if n == 0 { ", preempts " } else { "," });
+        detail.push_str(short(id));
+    }
+    detail
+}
+
+/// The trace detail of a stop: "desired stop", ", client <status>" where
+/// it sets one, and its description in parentheses (one buffer).
+fn stop_detail(stop: &PlanStop) -> String {
+    let status = stop.client_status.as_ref().map(ClientStatus::as_str);
+    let mut detail =
+        String::with_capacity(24 + status.map_or(0, str::len) + stop.description.len());
+    detail.push_str("desired stop");
+    if let Some(status) = status {
+        detail.push_str(", client ");
+        detail.push_str(status);
+    }
+    detail.push_str(" (");
+    detail.push_str(&stop.description);
+    detail.push(')');
+    detail
+}
+
 /// What applying a plan did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ApplyResult {
-    /// Nodes whose part was rejected.
-    pub rejected_nodes: Vec<String>,
+    /// How many nodes' parts were rejected.
+    pub rejected: usize,
     /// Allocs written.
     pub written: usize,
 }
@@ -236,10 +303,11 @@ impl Server {
     /// `evaluateNodePlan`: whether a node's part of the plan may commit
     /// (the reasons are fixed texts: a refused plan is retried, and its
     /// rejections are many).
-    fn node_plan_ok(&self, node: &str, plan: &Plan) -> Result<(), Cow<'static, str>> {
-        let Some(planned) = plan.node_allocation.get(node).filter(|e| !e.is_empty()) else {
+    fn node_plan_ok(&self, part: &NodePart<'_>) -> Result<(), Cow<'static, str>> {
+        let (node, planned) = (part.node, part.allocs);
+        if planned.is_empty() {
             return Ok(());
-        };
+        }
         // What the checks read of an entry is the same before and after a
         // reconnect update.
         let entries = || planned.iter().map(PlanAlloc::read);
@@ -302,18 +370,10 @@ impl Server {
                 // the node's accounted usage; the plan's stops, evictions
                 // and rewrites of live allocs on the node come off it.
                 let taken: BTreeSet<&String> = crate::cold_sort::set_from(
-                    plan.node_update
-                        .get(node)
-                        .into_iter()
-                        .flatten()
+                    part.stops
+                        .iter()
                         .map(|s| &s.alloc_id)
-                        .chain(
-                            plan.node_preemptions
-                                .get(node)
-                                .into_iter()
-                                .flatten()
-                                .map(|(id, _)| id),
-                        )
+                        .chain(part.preemptions.iter().map(|(id, _)| id))
                         .chain(entries().map(|a| &a.id)),
                 );
                 let (mut cpu, mut mem) = self
@@ -324,7 +384,7 @@ impl Server {
                     .unwrap_or((0, 0));
                 for id in &taken {
                     if let Some(alloc) = self.state.allocs.get(id.as_str())
-                        && alloc.node_id == node
+                        && alloc.node_id == *node
                         && !alloc.terminal_status()
                     {
                         let (c, m) = self.alloc_resources(alloc);
@@ -380,45 +440,40 @@ impl Server {
     }
 
     /// The applier's reasons for refusing each node of `plan`, in the
-    /// plan's node order, when it refuses every one; `None` when it would
-    /// commit any node's part.
-    pub(super) fn refuses_whole(&self, plan: &Plan) -> Option<Vec<(String, Cow<'static, str>)>> {
-        plan.nodes()
-            .into_iter()
-            .map(|node| Some((node.clone(), self.node_plan_ok(node, plan).err()?)))
+    /// plan's node order ([`Plan::parts`]), when it refuses every one;
+    /// `None` when it would commit any node's part.
+    pub(super) fn refuses_whole(&self, plan: &Plan) -> Option<Vec<Cow<'static, str>>> {
+        plan.parts()
+            .map(|part| self.node_plan_ok(&part).err())
             .collect()
     }
 
-    /// Traces the refusal of each node (with its reason), in order: the
-    /// start of the applier's result.
-    fn refuse_nodes(
-        &mut self,
-        refused: Vec<(String, Cow<'static, str>)>,
-        out: &mut Vec<ServerEffect>,
-    ) -> ApplyResult {
-        let mut result = ApplyResult::default();
-        for (node, reason) in refused {
-            out.push(ServerEffect::Trace(TraceEvent::PlanRejected {
-                node: self.texts.text(&node),
-                reason: self.texts.text(&reason),
-            }));
-            result.rejected_nodes.push(node);
-        }
-        result
+    /// Traces the refusal of a node's part (with its reason).
+    fn refuse_node(&mut self, node: &str, reason: &str, out: &mut Vec<ServerEffect>) {
+        out.push(ServerEffect::Trace(TraceEvent::PlanRejected {
+            node: self.texts.text(node),
+            reason: self.texts.text(reason),
+        }));
     }
 
     /// Applies a plan every node of which the applier refuses, with no
-    /// deployment change ([`Server::refuses_whole`] gave the reasons): what
-    /// [`Server::apply_plan`] does with it (the refusals are traced, and
-    /// the commit of nothing takes an index), without the plan.
+    /// deployment change ([`Server::refuses_whole`] gave the reasons, in
+    /// the plan's node order): what [`Server::apply_plan`] does with it
+    /// (the refusals are traced, and the commit of nothing takes an index).
     pub(super) fn apply_refused(
         &mut self,
-        refused: Vec<(String, Cow<'static, str>)>,
+        plan: &Plan,
+        reasons: &[Cow<'static, str>],
         out: &mut Vec<ServerEffect>,
     ) -> ApplyResult {
-        let result = self.refuse_nodes(refused, out);
+        for (part, reason) in plan.parts().zip(reasons) {
+            self.refuse_node(part.node, reason, out);
+        }
         self.bump_index();
-        result
+        ApplyResult {
+            rejected: reasons.len(),
+            written: 0,
+        }
     }
 
     /// Applies a plan: checks each node, writes what commits. The allocs
@@ -433,15 +488,18 @@ impl Server {
         plan: &mut Plan,
         out: &mut Vec<ServerEffect>,
     ) -> ApplyResult {
-        let mut refused = Vec::new();
+        let mut result = ApplyResult::default();
+        // The refusals are traced in node order, before anything is written.
         let mut accepted = Vec::new();
-        for node in plan.nodes() {
-            match self.node_plan_ok(node, plan) {
-                Ok(()) => accepted.push(node.clone()),
-                Err(reason) => refused.push((node.clone(), reason)),
+        for part in plan.parts() {
+            match self.node_plan_ok(&part) {
+                Ok(()) => accepted.push(part.node.clone()),
+                Err(reason) => {
+                    self.refuse_node(part.node, &reason, out);
+                    result.rejected += 1;
+                }
             }
         }
-        let mut result = self.refuse_nodes(refused, out);
         let index = self.bump_index();
         let now_time = tick_time(now);
         if let Some(deployment) = &plan.deployment {
@@ -513,13 +571,15 @@ impl Server {
                                         "client unknown (node disconnected)".to_string()
                                     } else if alloc.alloc_states.len() > existing.alloc_states.len()
                                     {
-                                        format!(
-                                            "alloc state {} appended",
-                                            alloc
-                                                .alloc_states
-                                                .last()
-                                                .map_or("", |s| s.value.as_str())
-                                        )
+                                        let state = alloc
+                                            .alloc_states
+                                            .last()
+                                            .map_or("", |s| s.value.as_str());
+                                        let mut detail = String::with_capacity(24 + state.len());
+                                        detail.push_str("alloc state ");
+                                        detail.push_str(state);
+                                        detail.push_str(" appended");
+                                        detail
                                     } else if alloc.job_version() != existing.job_version() {
                                         format!("updated in place to v{}", alloc.job_version())
                                     } else {
@@ -550,31 +610,7 @@ impl Server {
                                     out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
                                         &mut self.texts,
                                         &alloc,
-                                        format!(
-                                            "placed v{}{}{}",
-                                            alloc.job_version(),
-                                            if alloc.previous_allocation.is_empty() {
-                                                String::new()
-                                            } else {
-                                                format!(
-                                                    ", replaces {}",
-                                                    short(&alloc.previous_allocation)
-                                                )
-                                            },
-                                            if alloc.preempted_allocations.is_empty() {
-                                                String::new()
-                                            } else {
-                                                format!(
-                                                    ", preempts {}",
-                                                    alloc
-                                                        .preempted_allocations
-                                                        .iter()
-                                                        .map(|id| short(id).to_string())
-                                                        .collect::<Vec<_>>()
-                                                        .join(",")
-                                                )
-                                            }
-                                        ),
+                                        placed_detail(&alloc),
                                     )));
                                 }
                             }
@@ -611,13 +647,7 @@ impl Server {
                             out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
                                 &mut self.texts,
                                 &alloc,
-                                format!(
-                                    "desired stop{} ({})",
-                                    stop.client_status
-                                        .as_ref()
-                                        .map_or(String::new(), |s| format!(", client {s}")),
-                                    stop.description
-                                ),
+                                stop_detail(stop),
                             )));
                             self.put_alloc(alloc);
                             result.written += 1;

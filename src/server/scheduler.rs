@@ -103,10 +103,11 @@ impl Retries {
     /// The line for the attempts that reused a plan, if any.
     fn finish(&self, plan_lines: &mut Vec<String>) {
         if self.repeated > 0 {
-            plan_lines.push(format!(
-                "{} more attempts: same plan, rejected again",
-                self.repeated
-            ));
+            const TAIL: &str = " more attempts: same plan, rejected again";
+            let mut line = String::with_capacity(TAIL.len() + 3);
+            super::push_decimal(&mut line, self.repeated as u64);
+            line.push_str(TAIL);
+            plan_lines.push(line);
         }
     }
 }
@@ -132,8 +133,8 @@ struct Attempt {
 enum AttemptPlan {
     Built(Plan),
     /// The kept attempt ([`KeptAttempt`]), with the applier's reasons for
-    /// refusing each of its nodes now (taken when it is applied).
-    Kept(Arc<KeptAttempt>, Vec<(String, Cow<'static, str>)>),
+    /// refusing each of its nodes now, in the plan's node order.
+    Kept(Arc<KeptAttempt>, Vec<Cow<'static, str>>),
 }
 
 /// An attempt whose plan the applier refused whole, kept with the job's
@@ -176,7 +177,7 @@ impl Attempt {
     }
 
     /// Reuses a kept attempt whose plan the applier refuses (`refused`).
-    fn kept(kept: Arc<KeptAttempt>, refused: Vec<(String, Cow<'static, str>)>) -> Attempt {
+    fn kept(kept: Arc<KeptAttempt>, refused: Vec<Cow<'static, str>>) -> Attempt {
         Attempt {
             failed: Vec::new(),
             followups: Vec::new(),
@@ -216,7 +217,7 @@ impl Attempt {
         let AttemptPlan::Built(plan) = &mut self.plan else {
             return None;
         };
-        if applied.written != 0 || applied.rejected_nodes.len() != plan.nodes().len() {
+        if applied.written != 0 || applied.rejected != plan.parts().count() {
             return None;
         }
         let kept = Arc::new(KeptAttempt {
@@ -248,8 +249,16 @@ struct Processed {
     plan: Vec<String>,
 }
 
-/// A placement to make: (name, group, previous alloc, reschedule, lost, canary).
-type Placement = (String, String, Option<Arc<Allocation>>, bool, bool, bool);
+/// A placement to make, read from the reconciler's result: (name, group,
+/// previous alloc, reschedule, lost, canary).
+type Placement<'a> = (
+    &'a str,
+    &'a str,
+    Option<&'a Arc<Allocation>>,
+    bool,
+    bool,
+    bool,
+);
 
 /// Changes to node usage while a plan is being built, on top of the
 /// state's `node_usage` and `group_counts` (keyed by node slot, as they
@@ -264,6 +273,19 @@ struct Usage {
     /// repeat): the scores kept in [`placement::PlanScores`] catch up from
     /// it.
     touched: Vec<u32>,
+}
+
+impl Usage {
+    /// Adds (`sign` 1) or takes away (-1) one alloc's share (`need`, of
+    /// group `key`) of the node in `slot`.
+    fn shift(&mut self, slot: u32, (cpu, mem): (u64, u64), key: String, sign: i64) {
+        self.touched.push(slot);
+        let entry = self.used.entry(slot).or_default();
+        entry.0 += sign * cpu as i64;
+        entry.1 += sign * mem as i64;
+        let groups = self.collisions.entry(slot).or_default();
+        *groups.entry(key).or_default() += sign;
+    }
 }
 
 /// The node a placement picked: its ID and name (for the new alloc), its
@@ -686,10 +708,13 @@ impl Server {
         let mut reuse = false;
         let mut last_applied: Option<super::plan::ApplyResult> = None;
         for attempt in 1..=MAX_PLAN_ATTEMPTS_GUARD {
-            let (mut result, reused) = match last.take() {
-                Some(previous) if reuse => {
+            // The attempt stays in `last` (it is large: moving it in and out
+            // each attempt cost more than reusing it).
+            let reused = reuse && last.is_some();
+            let result = match &mut last {
+                Some(previous) if reused => {
                     retries.repeated += 1;
-                    (previous, true)
+                    previous
                 }
                 _ => {
                     let result = self.compute_generic(now, eval, job);
@@ -707,7 +732,7 @@ impl Server {
                             line
                         });
                     }
-                    (result, false)
+                    last.insert(result)
                 }
             };
             let applied = match last_applied.take() {
@@ -721,8 +746,8 @@ impl Server {
                 }
                 _ => match &mut result.plan {
                     AttemptPlan::Built(plan) => self.apply_plan(now, &eval.id, plan, out),
-                    AttemptPlan::Kept(_, refused) => {
-                        self.apply_refused(std::mem::take(refused), out)
+                    AttemptPlan::Kept(kept, refused) => {
+                        self.apply_refused(&kept.plan, refused, out)
                     }
                 },
             };
@@ -734,10 +759,9 @@ impl Server {
             {
                 self.state.reconcile_memo.keep_attempt(&eval.job_id, kept);
             }
-            let done = applied.rejected_nodes.is_empty();
+            let done = applied.rejected == 0;
             let progress = Retries::progress(&applied, result.plan());
             reuse = !progress && result.followups.is_empty();
-            last = Some(result);
             last_applied = Some(applied);
             if done {
                 break;
@@ -824,14 +848,15 @@ impl Server {
         job: &Job,
         trigger: &str,
     ) -> Evaluation {
-        Evaluation {
-            priority: eval.priority,
-            eval_type: eval.eval_type.clone(),
-            status: EvalStatus::Blocked,
-            status_description: "created to place remaining allocations".to_string(),
-            previous_eval: eval.id.clone(),
-            ..self.pending_eval(now, job, trigger)
-        }
+        let mut blocked = self.pending_eval(now, job, trigger);
+        blocked.priority = eval.priority;
+        // Into the pending eval's own buffers (no new allocation for a type
+        // no longer than the job's).
+        blocked.eval_type.clone_from(&eval.eval_type);
+        blocked.status = EvalStatus::Blocked;
+        blocked.status_description = "created to place remaining allocations".to_string();
+        blocked.previous_eval.clone_from(&eval.id);
+        blocked
     }
 
     /// One attempt: reconcile and build the plan.
@@ -1041,7 +1066,7 @@ impl Server {
         &self,
         attempt: &Attempt,
         kept: &KeptAttempt,
-        refused: &[(String, Cow<'static, str>)],
+        refused: &[Cow<'static, str>],
     ) {
         let plan = attempt.plan();
         assert!(
@@ -1129,25 +1154,33 @@ impl Server {
             .as_ref()
             .or(current.filter(|d| d.active() && d.job_version == job.version))
             .map_or(String::new(), |d| d.id.clone());
-        let spec = self
-            .state
-            .jobs
-            .get(&job.id)
-            .and_then(|r| r.spec(job.version).cloned());
+        // The job's spec and the plan's usage deltas serve placements only
+        // (most plans place nothing).
+        let places = !result.destructive_update.is_empty() || !result.place.is_empty();
+        let spec = if places {
+            self.state
+                .jobs
+                .get(&job.id)
+                .and_then(|r| r.spec(job.version).cloned())
+        } else {
+            None
+        };
         let mut usage = Usage::default();
-        self.seed_usage(plan, &mut usage);
+        if places {
+            self.seed_usage(plan, &mut usage);
+        }
         let mut failed = Vec::new();
         // Taken when the first alloc is placed (most plans place none).
         let mut job_arc: Option<Arc<Job>> = None;
         // Destructive updates: stop the old alloc, place its successor.
-        let mut placements: Vec<Placement> = Vec::new();
+        let mut placements: Vec<Placement<'_>> = Vec::new();
         for update in &result.destructive_update {
             plan.stop(&update.stop_alloc, update.stop_status_description, None, "");
             self.unuse(&update.stop_alloc, &mut usage);
             placements.push((
-                update.place_name.clone(),
-                update.task_group.clone(),
-                Some(Arc::clone(&update.stop_alloc)),
+                &update.place_name,
+                &update.task_group,
+                Some(&update.stop_alloc),
                 false,
                 false,
                 false,
@@ -1155,9 +1188,9 @@ impl Server {
         }
         for place in &result.place {
             placements.push((
-                place.name.clone(),
-                place.task_group.clone(),
-                place.previous_alloc.clone(),
+                &place.name,
+                &place.task_group,
+                place.previous_alloc.as_ref(),
                 place.reschedule,
                 place.lost,
                 place.canary,
@@ -1165,20 +1198,25 @@ impl Server {
         }
         let mut plan_scores = placement::PlanScores::default();
         for (name, group, previous, reschedule, _lost, canary) in placements {
-            let Some(spec) = spec.as_deref() else {
-                failed.push(name);
+            let Some((spec, group_spec)) = spec
+                .as_deref()
+                .and_then(|spec| Some((spec, spec.groups.iter().find(|g| g.name == group)?)))
+            else {
+                failed.push(name.to_string());
                 continue;
             };
             let penalty_node = if reschedule {
-                previous.as_ref().map(|p| p.node_id.clone())
+                previous.map(|p| p.node_id.as_str())
             } else {
                 None
             };
+            let group_key = super::group_key(&job.id, group);
             match self.select_node_indexed(
                 job,
                 spec,
-                &group,
-                penalty_node.as_deref(),
+                group_spec,
+                &group_key,
+                penalty_node,
                 &usage,
                 plan,
                 &mut plan_scores,
@@ -1191,22 +1229,21 @@ impl Server {
                     preempt,
                 }) => {
                     let job_arc = job_arc.get_or_insert_with(|| self.shared_job(job));
-                    let id = self.new_id();
                     let mut alloc = Allocation {
-                        id: id.clone(),
+                        id: self.new_id(),
                         namespace: job.namespace.clone(),
                         eval_id: eval.id.clone(),
-                        name: name.clone(),
-                        node_id: node.clone(),
+                        name: name.to_string(),
+                        node_id: node,
                         node_name,
                         job_id: job.id.clone(),
                         job: Some(Arc::clone(job_arc)),
-                        task_group: group.clone(),
+                        task_group: group.to_string(),
                         desired_status: DesiredStatus::Run,
                         client_status: ClientStatus::Pending,
                         deployment_id: deployment_id.clone(),
                         node_score: Some(score),
-                        preempted_allocations: preempt.clone(),
+                        preempted_allocations: preempt,
                         ..Allocation::default()
                     };
                     if canary {
@@ -1215,7 +1252,7 @@ impl Server {
                             ..Default::default()
                         });
                     }
-                    if let Some(previous) = &previous {
+                    if let Some(previous) = previous {
                         alloc.previous_allocation = previous.id.clone();
                         if reschedule {
                             let mut tracker =
@@ -1239,19 +1276,25 @@ impl Server {
                             alloc.reschedule_tracker = Some(tracker);
                         }
                     }
-                    for victim in &preempt {
+                    for victim in &alloc.preempted_allocations {
                         plan.node_preemptions
-                            .entry(node.clone())
+                            .entry(alloc.node_id.clone())
                             .or_default()
-                            .push((victim.clone(), id.clone()));
+                            .push((victim.clone(), alloc.id.clone()));
                         if let Some(victim) = self.state.allocs.get(victim).cloned() {
                             self.unuse(&victim, &mut usage);
                         }
                     }
-                    self.use_alloc(&alloc, slot, &mut usage);
+                    // The alloc asks for its group's need (what
+                    // `alloc_resources` reads from the same spec).
+                    let need = group_need(group_spec);
+                    debug_assert_eq!(need, self.alloc_resources(&alloc));
+                    let slot = slot.unwrap_or_else(|| self.state.node_slot(&alloc.node_id));
+                    debug_assert_eq!(self.state.node_usage.slot(&alloc.node_id), Some(slot));
+                    usage.shift(slot, need, group_key, 1);
                     plan.write(alloc);
                 }
-                None => failed.push(name),
+                None => failed.push(name.to_string()),
             }
         }
         (failed, deployment_id)
@@ -1278,16 +1321,11 @@ impl Server {
     /// Adds (`sign` 1) or takes away (-1) an alloc's share of its node (in
     /// `slot`, looked up when not given) in the plan's deltas.
     fn shift(&mut self, alloc: &Allocation, slot: Option<u32>, usage: &mut Usage, sign: i64) {
-        let (cpu, mem) = self.alloc_resources(alloc);
+        let need = self.alloc_resources(alloc);
         let slot = slot.unwrap_or_else(|| self.state.node_slot(&alloc.node_id));
         debug_assert_eq!(self.state.node_usage.slot(&alloc.node_id), Some(slot));
-        usage.touched.push(slot);
-        let entry = usage.used.entry(slot).or_default();
-        entry.0 += sign * cpu as i64;
-        entry.1 += sign * mem as i64;
-        let groups = usage.collisions.entry(slot).or_default();
         let key = super::group_key(&alloc.job_id, &alloc.task_group);
-        *groups.entry(key).or_default() += sign;
+        usage.shift(slot, need, key, sign);
     }
 
     /// Adds a placed alloc to the plan's deltas (its node in `slot`, if
@@ -1375,26 +1413,19 @@ impl Server {
         &mut self,
         job: &Job,
         spec: &JobSpec,
-        group: &str,
+        group_spec: &crate::scenario::format::GroupSpec,
+        group_key: &str,
         penalty_node: Option<&str>,
         usage: &Usage,
         plan: &Plan,
         plan_scores: &mut placement::PlanScores,
     ) -> Option<Chosen> {
-        let group_spec = spec.groups.iter().find(|g| g.name == group)?;
         self.sync_placement_index(group_need(group_spec));
-        let group_key = super::group_key(&job.id, group);
-        let best = self.best_indexed_node(
-            job,
-            group_spec,
-            &group_key,
-            penalty_node,
-            usage,
-            plan_scores,
-        );
+        let best =
+            self.best_indexed_node(job, group_spec, group_key, penalty_node, usage, plan_scores);
         debug_assert_eq!(
             best,
-            self.best_node_by_scan(job, group_spec, &group_key, penalty_node, usage),
+            self.best_node_by_scan(job, group_spec, group_key, penalty_node, usage),
             "the placement index disagrees with scoring every node"
         );
         match best {
@@ -1403,7 +1434,7 @@ impl Server {
                 let slot = self.state.placement.slot(rank);
                 Some(Chosen::of(id, slot, record, score as f64 / 1e6))
             }
-            None => self.select_node(job, spec, group, None, penalty_node, usage, plan),
+            None => self.select_node(job, spec, &group_spec.name, None, penalty_node, usage, plan),
         }
     }
 
@@ -1588,7 +1619,7 @@ impl Server {
                 let applied = self.apply_plan(now, &eval.id, &mut current.plan, out);
                 let progress = Retries::progress(&applied, &current.plan);
                 last = Some(current);
-                (applied.rejected_nodes.is_empty(), progress)
+                (applied.rejected == 0, progress)
             };
             if done {
                 break;
