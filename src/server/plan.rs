@@ -157,11 +157,32 @@ impl Plan {
     /// One line per node for the trace.
     pub fn describe(&self, server: &Server) -> Vec<String> {
         use std::fmt::Write as _;
-        let nodes = self.nodes();
-        let mut lines = Vec::with_capacity(nodes.len());
-        // Each line is written into one buffer, part by part.
-        for node in nodes {
-            let mut line = String::with_capacity(64);
+        // The three maps are walked together in node order (each map's
+        // keys are sorted and distinct), each line written into one
+        // buffer, part by part, and copied out at its length.
+        let mut stops = self.node_update.iter().peekable();
+        let mut places = self.node_allocation.iter().peekable();
+        let mut evicts = self.node_preemptions.iter().peekable();
+        let fewest = self.node_allocation.len().max(self.node_update.len());
+        let mut lines = Vec::with_capacity(fewest.max(self.node_preemptions.len()));
+        let mut line = String::with_capacity(128);
+        loop {
+            let Some(node) = [
+                stops.peek().map(|(node, _)| *node),
+                places.peek().map(|(node, _)| *node),
+                evicts.peek().map(|(node, _)| *node),
+            ]
+            .into_iter()
+            .flatten()
+            .min() else {
+                break;
+            };
+            // The map the node came from has it at hand: no compare.
+            let at = |key: &String| std::ptr::eq(key, node) || key == node;
+            let node_stops = stops.next_if(|(key, _)| at(key)).map(|(_, list)| list);
+            let node_places = places.next_if(|(key, _)| at(key)).map(|(_, list)| list);
+            let node_evicts = evicts.next_if(|(key, _)| at(key)).map(|(_, list)| list);
+            line.clear();
             line.push_str(node);
             line.push_str(": ");
             let mut first = true;
@@ -171,7 +192,7 @@ impl Plan {
                 }
                 first = false;
             };
-            for stop in self.node_update.get(node).into_iter().flatten() {
+            for stop in node_stops.into_iter().flatten() {
                 part(&mut line);
                 line.push_str("stop ");
                 if let Some(alloc) = server.state.allocs.get(&stop.alloc_id) {
@@ -184,7 +205,7 @@ impl Plan {
                     let _ = write!(line, " as {status}");
                 }
             }
-            for entry in self.node_allocation.get(node).into_iter().flatten() {
+            for entry in node_places.into_iter().flatten() {
                 let alloc = entry.read();
                 // A reconnect update's alloc is a stored alloc as the
                 // scheduler read it (not looked up again).
@@ -212,12 +233,12 @@ impl Plan {
                 line.push_str(short(&alloc.id));
                 line.push(')');
             }
-            for (alloc, _) in self.node_preemptions.get(node).into_iter().flatten() {
+            for (alloc, _) in node_evicts.into_iter().flatten() {
                 part(&mut line);
                 line.push_str("evict ");
                 line.push_str(short(alloc));
             }
-            lines.push(line);
+            lines.push(line.as_str().to_owned());
         }
         lines
     }

@@ -32,23 +32,47 @@ pub type Text = Box<str>;
 /// that holds it ([`SharedTexts`]). One pointer wide (the text sits behind
 /// the shared part), so the entries that hold one stay small; it reads,
 /// prints, compares and serializes as the text.
-#[derive(Clone, PartialOrd, Ord)]
+#[derive(Clone)]
 pub struct SharedText(Arc<SharedTextInner>);
 
 /// The shared part of a [`SharedText`]: the text and its hash in the
 /// tables ([`shared_text_hash`]), computed once when the text is made, so
-/// that sharing an event's texts with a table's costs no hashing.
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
+/// that sharing an event's texts with a table's costs no hashing, and
+/// whether a table holds this very copy ([`Stored`]).
 struct SharedTextInner {
     text: Box<str>,
     hash: usize,
+    stored: Stored,
+}
+
+/// Whether a table holds this very copy of a shared item (set when one
+/// stores it, never cleared): sharing an item that is already a stored
+/// copy, as most of an event's texts are (the server takes them from
+/// [`SharedTexts::text`]), then costs no lookup. A copy stored by another
+/// table (another world's) is left as it is: that changes where a text
+/// lives, never what it reads.
+#[derive(Debug, Default)]
+struct Stored(std::sync::atomic::AtomicBool);
+
+impl Stored {
+    fn get(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn set(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl SharedText {
     /// A shared text of `text` (hashed once, here).
     fn new(text: Box<str>) -> Self {
         let hash = shared_text_hash(&text);
-        SharedText(Arc::new(SharedTextInner { text, hash }))
+        SharedText(Arc::new(SharedTextInner {
+            text,
+            hash,
+            stored: Stored::default(),
+        }))
     }
 
     /// The text.
@@ -119,6 +143,18 @@ impl PartialEq for SharedText {
 }
 
 impl Eq for SharedText {}
+
+impl PartialOrd for SharedText {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for SharedText {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
 
 impl PartialEq<str> for SharedText {
     fn eq(&self, other: &str) -> bool {
@@ -817,26 +853,52 @@ impl<T> Default for TextTable<T> {
 
 /// A fixed hash of `bytes` and `seed`, eight bytes at a time (the tables
 /// hash every text an event holds: a plan line is ~40 bytes), mixed at the
-/// end so that its low bits, which pick a slot, depend on every byte.
+/// end so that its low bits, which pick a slot, depend on every byte. A
+/// tail shorter than eight bytes is read as the last eight bytes of the
+/// text (overlapping the word before) or, in a text under eight bytes, as
+/// two overlapping halves: no byte copy, and the length, hashed first,
+/// tells the overlaps apart.
 fn text_hash(bytes: &[u8], seed: u64) -> u64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
     let step = |hash: u64, word: u64| (hash.rotate_left(23) ^ word).wrapping_mul(K);
-    let mut words = bytes.chunks_exact(8);
     let mut hash = step(seed, bytes.len() as u64);
+    let mut words = bytes.chunks_exact(8);
     for word in &mut words {
-        let mut buf = [0u8; 8];
-        buf.copy_from_slice(word);
-        hash = step(hash, u64::from_le_bytes(buf));
+        hash = step(hash, word_at(word, 0));
     }
-    let rest = words.remainder();
-    if !rest.is_empty() {
-        let mut buf = [0u8; 8];
-        buf[..rest.len()].copy_from_slice(rest);
-        hash = step(hash, u64::from_le_bytes(buf));
+    let rest = words.remainder().len();
+    if rest > 0 {
+        let len = bytes.len();
+        let word = if len >= 8 {
+            word_at(bytes, len - 8)
+        } else if len >= 4 {
+            u64::from(half_at(bytes, 0)) << 32 | u64::from(half_at(bytes, len - 4))
+        } else {
+            u64::from(bytes[0]) << 16 | u64::from(bytes[len / 2]) << 8 | u64::from(bytes[len - 1])
+        };
+        hash = step(hash, word);
     }
     hash ^= hash >> 32;
     hash = hash.wrapping_mul(K);
     hash ^ (hash >> 29)
+}
+
+/// The eight bytes of `bytes` at `at` as a little-endian number (zero if
+/// there are fewer: callers read inside the text).
+fn word_at(bytes: &[u8], at: usize) -> u64 {
+    bytes
+        .get(at..at + 8)
+        .and_then(|word| word.try_into().ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
+/// The four bytes of `bytes` at `at` as a little-endian number (zero if
+/// there are fewer).
+fn half_at(bytes: &[u8], at: usize) -> u32 {
+    bytes
+        .get(at..at + 4)
+        .and_then(|half| half.try_into().ok())
+        .map_or(0, u32::from_le_bytes)
 }
 
 /// What a [`TextTable`] stores: a shared pointer with a key that says
@@ -848,6 +910,8 @@ trait TableItem: Clone {
     fn same_key(&self, other: &Self) -> bool;
     /// Whether `other` is this very item.
     fn same_item(&self, other: &Self) -> bool;
+    /// Whether a table stores this very item.
+    fn stored(&self) -> &Stored;
 }
 
 /// The table's hash of a shared text's key, the text itself (one function
@@ -859,6 +923,10 @@ fn shared_text_hash(text: &str) -> usize {
 impl TableItem for SharedText {
     fn key_hash(&self) -> usize {
         self.0.hash
+    }
+
+    fn stored(&self) -> &Stored {
+        &self.0.stored
     }
 
     fn same_key(&self, other: &Self) -> bool {
@@ -904,6 +972,7 @@ impl<T: TableItem> TextTable<T> {
 
     /// Stores `item` (its key not stored yet).
     fn insert(&mut self, item: T) {
+        item.stored().set();
         if (self.len + 1) * 2 > self.slots.len() {
             let size = (self.slots.len() * 2).max(64);
             let old = std::mem::replace(&mut self.slots, vec![None; size]);
@@ -918,8 +987,11 @@ impl<T: TableItem> TextTable<T> {
     }
 
     /// Points `item` at the stored item with its key, storing it if it is
-    /// the first.
+    /// the first (an item a table stores already is left as it is).
     fn share(&mut self, item: &mut T) {
+        if item.stored().get() {
+            return;
+        }
         match self.get(item) {
             Some(stored) => {
                 if !stored.same_item(item) {
@@ -959,15 +1031,16 @@ impl SharedTexts {
         shared
     }
 
-    /// Makes `event`'s repeating texts the shared copies.
+    /// Makes `event`'s repeating texts the shared copies (those a table
+    /// stores already, as [`SharedTexts::text`] gives them, are left as
+    /// they are).
     pub fn share(&mut self, event: &mut TraceEvent) {
         for text in event.shared_texts_mut().into_iter().flatten() {
+            if text.stored().get() {
+                continue;
+            }
             match self.table.get(text) {
-                Some(shared) => {
-                    if !SharedText::ptr_eq(shared, text) {
-                        *text = shared.clone();
-                    }
-                }
+                Some(shared) => *text = shared.clone(),
                 None => Arc::make_mut(&mut self.table).insert(text.clone()),
             }
         }
@@ -1160,12 +1233,14 @@ struct PackedReason {
 
 /// The alloc an entry or a reason is about: its ID and then its name, in
 /// one text. A reason's set and reason texts take the same form.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 struct AllocSubject {
     /// The ID followed by the name.
     text: Box<str>,
     /// Where the name starts.
     split: usize,
+    /// Whether a table holds this very copy.
+    stored: Stored,
 }
 
 impl AllocSubject {
@@ -1176,6 +1251,7 @@ impl AllocSubject {
         AllocSubject {
             text: text.into_boxed_str(),
             split: alloc.len(),
+            stored: Stored::default(),
         }
     }
 
@@ -1204,11 +1280,15 @@ impl TableItem for Arc<AllocSubject> {
     }
 
     fn same_key(&self, other: &Self) -> bool {
-        self.split == other.split && self.text == other.text
+        Arc::ptr_eq(self, other) || (self.split == other.split && self.text == other.text)
     }
 
     fn same_item(&self, other: &Self) -> bool {
         Arc::ptr_eq(self, other)
+    }
+
+    fn stored(&self) -> &Stored {
+        &self.stored
     }
 }
 
@@ -1443,6 +1523,12 @@ impl<'de> Deserialize<'de> for AllocReasons {
 
 /// The first 8 characters of an ID, as Nomad's UI shows them.
 pub fn short(id: &str) -> &str {
+    // IDs are ASCII: the first 8 bytes are then the first 8 characters.
+    if let Some(head) = id.as_bytes().get(..8)
+        && head.is_ascii()
+    {
+        return &id[..8];
+    }
     let end = id
         .char_indices()
         .nth(8)
@@ -2156,6 +2242,71 @@ mod tests {
             };
             assert!(SharedText::ptr_eq(a, b));
             assert_eq!(&**b, format!("node-{i:03}"));
+        }
+    }
+
+    /// A text another table stores is left as it is (sharing it again
+    /// would change nothing but where it lives), and a table's own copy is
+    /// what a new equal text is pointed at.
+    #[test]
+    fn a_stored_copy_is_kept_and_new_copies_take_it() {
+        let mut one = SharedTexts::default();
+        let mut other = SharedTexts::default();
+        let theirs = other.text("node-a");
+        let mut event = TraceEvent::PlanRejected {
+            node: theirs.clone(),
+            reason: "r".into(),
+        };
+        one.share(&mut event);
+        let [Some(node), Some(reason), ..] = event.shared_texts_mut() else {
+            panic!("a rejection without texts");
+        };
+        assert!(SharedText::ptr_eq(node, &theirs));
+        let reason = reason.clone();
+        let mut again = TraceEvent::PlanRejected {
+            node: "node-a".into(),
+            reason: "r".into(),
+        };
+        one.share(&mut again);
+        let [Some(node), Some(second), ..] = again.shared_texts_mut() else {
+            panic!("a rejection without texts");
+        };
+        assert!(SharedText::ptr_eq(second, &reason));
+        assert!(SharedText::ptr_eq(node, &one.text("node-a")));
+    }
+
+    /// The tables' hash reads every byte of a text, whatever its length
+    /// (the tail of a text is read in overlapping words).
+    #[test]
+    fn the_text_hash_reads_every_byte() {
+        for len in 0..=40_usize {
+            let text: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            let hash = super::text_hash(&text, 0);
+            for at in 0..len {
+                let mut changed = text.clone();
+                changed[at] ^= 0x20;
+                assert_ne!(super::text_hash(&changed, 0), hash, "len {len}, byte {at}");
+            }
+            assert_ne!(super::text_hash(&text, 1), hash, "len {len}: the seed");
+        }
+        assert_ne!(super::text_hash(b"", 0), super::text_hash(b"\0", 0));
+    }
+
+    /// `short` is the first 8 characters (bytes, for ASCII IDs), or the
+    /// whole ID when it is shorter.
+    #[test]
+    fn short_is_the_first_eight_characters() {
+        for id in [
+            "",
+            "abc",
+            "12345678",
+            "123456789abc",
+            "é1234567xyz",
+            "abcdefgé",
+            "abcdefghé",
+        ] {
+            let expected: String = id.chars().take(8).collect();
+            assert_eq!(super::short(id), expected, "{id:?}");
         }
     }
 
