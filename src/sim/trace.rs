@@ -41,7 +41,7 @@ pub struct SharedText(Arc<SharedTextInner>);
 /// whether a table holds this very copy ([`Stored`]).
 struct SharedTextInner {
     text: Box<str>,
-    hash: usize,
+    hash: u32,
     stored: Stored,
 }
 
@@ -756,13 +756,16 @@ impl<'de> Deserialize<'de> for RpcName {
 }
 
 impl TraceEvent {
-    /// The event's texts that repeat between entries: its node name, its
-    /// job and trigger, and the states and reasons of the kinds whose texts
-    /// come from a few fixed ones.
-    fn shared_texts_mut(&mut self) -> [Option<&mut SharedText>; 4] {
+    /// Calls `f` on each of the event's texts that repeat between entries:
+    /// its node name, its job and trigger, and the states and reasons of
+    /// the kinds whose texts come from a few fixed ones.
+    fn for_each_shared_text<'a>(&'a mut self, mut f: impl FnMut(&'a mut SharedText)) {
         match self {
-            TraceEvent::PlanRejected { node, reason } => [Some(node), Some(reason), None, None],
-            TraceEvent::EvalState { reason, .. } => [Some(reason), None, None, None],
+            TraceEvent::PlanRejected { node, reason } => {
+                f(node);
+                f(reason);
+            }
+            TraceEvent::EvalState { reason, .. } => f(reason),
             TraceEvent::EvalCreated(created) => {
                 let EvalCreated {
                     job,
@@ -771,7 +774,9 @@ impl TraceEvent {
                     status,
                     ..
                 } = &mut **created;
-                [Some(node), Some(job), Some(trigger), Some(status)]
+                for text in [node, job, trigger, status] {
+                    f(text);
+                }
             }
             TraceEvent::EvalProcessed(processed) => {
                 let EvalProcessed {
@@ -780,7 +785,9 @@ impl TraceEvent {
                     status,
                     ..
                 } = &mut **processed;
-                [Some(job), Some(trigger), Some(status), None]
+                for text in [job, trigger, status] {
+                    f(text);
+                }
             }
             TraceEvent::CallSent { node, .. }
             | TraceEvent::CallFailed { node, .. }
@@ -790,23 +797,38 @@ impl TraceEvent {
             | TraceEvent::HeartbeatReset { node, .. }
             | TraceEvent::NodeFlags { node, .. }
             | TraceEvent::Client { node, .. }
-            | TraceEvent::Link { node, .. } => [Some(node), None, None, None],
-            TraceEvent::NodeStatus(change) => [Some(&mut change.node), None, None, None],
+            | TraceEvent::Link { node, .. } => f(node),
+            TraceEvent::NodeStatus(change) => f(&mut change.node),
             TraceEvent::HeartbeatMissed(missed) => {
                 let HeartbeatMissed {
                     node,
                     requested,
                     reason,
                 } = &mut **missed;
-                [Some(node), Some(requested), Some(reason), None]
+                for text in [node, requested, reason] {
+                    f(text);
+                }
             }
-            TraceEvent::Job { job, .. } => [Some(job), None, None, None],
-            TraceEvent::AllocChanged(change) => [Some(&mut change.node), None, None, None],
+            TraceEvent::Job { job, .. } => f(job),
+            TraceEvent::AllocChanged(change) => f(&mut change.node),
             TraceEvent::Action { .. }
             | TraceEvent::Assertion { .. }
             | TraceEvent::Violation { .. }
-            | TraceEvent::Operator { .. } => [None, None, None, None],
+            | TraceEvent::Operator { .. } => {}
         }
+    }
+
+    /// The texts [`TraceEvent::for_each_shared_text`] visits, in order.
+    #[cfg(test)]
+    fn shared_texts_mut(&mut self) -> [Option<&mut SharedText>; 4] {
+        let mut texts = [None, None, None, None];
+        let mut slots = texts.iter_mut();
+        self.for_each_shared_text(|text| {
+            if let Some(slot) = slots.next() {
+                *slot = Some(text);
+            }
+        });
+        texts
     }
 }
 
@@ -892,6 +914,20 @@ fn word_at(bytes: &[u8], at: usize) -> u64 {
         .map_or(0, u64::from_le_bytes)
 }
 
+/// Whether `a` and `b` hold the same bytes: a text of 4 to 16 bytes (a
+/// node name) is compared as two overlapping numbers, with no call.
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let len = a.len();
+    if len != b.len() {
+        return false;
+    }
+    match len {
+        8..=16 => word_at(a, 0) == word_at(b, 0) && word_at(a, len - 8) == word_at(b, len - 8),
+        4..=7 => half_at(a, 0) == half_at(b, 0) && half_at(a, len - 4) == half_at(b, len - 4),
+        _ => a == b,
+    }
+}
+
 /// The four bytes of `bytes` at `at` as a little-endian number (zero if
 /// there are fewer).
 fn half_at(bytes: &[u8], at: usize) -> u32 {
@@ -916,13 +952,15 @@ trait TableItem: Clone {
 
 /// The table's hash of a shared text's key, the text itself (one function
 /// for storing and for looking a `&str` up, so the two always agree).
-fn shared_text_hash(text: &str) -> usize {
-    text_hash(text.as_bytes(), 0) as usize
+fn shared_text_hash(text: &str) -> u32 {
+    // The low bits pick a slot: 32 of them are plenty (and keep the
+    // shared part in 24 bytes with its flag).
+    text_hash(text.as_bytes(), 0) as u32
 }
 
 impl TableItem for SharedText {
     fn key_hash(&self) -> usize {
-        self.0.hash
+        self.0.hash as usize
     }
 
     fn stored(&self) -> &Stored {
@@ -933,7 +971,8 @@ impl TableItem for SharedText {
         // Texts of different hashes differ: a probe past another text
         // reads no bytes of either.
         SharedText::ptr_eq(self, other)
-            || (self.0.hash == other.0.hash && self.as_str() == other.as_str())
+            || (self.0.hash == other.0.hash
+                && same_bytes(self.as_str().as_bytes(), other.as_str().as_bytes()))
     }
 
     fn same_item(&self, other: &Self) -> bool {
@@ -1010,8 +1049,8 @@ impl TextTable<SharedText> {
             return None;
         }
         let hash = shared_text_hash(text);
-        let slot = self.slot_by(hash, |stored| {
-            stored.0.hash == hash && stored.as_str() == text
+        let slot = self.slot_by(hash as usize, |stored| {
+            stored.0.hash == hash && same_bytes(stored.as_str().as_bytes(), text.as_bytes())
         });
         self.slots[slot].as_ref()
     }
@@ -1035,15 +1074,15 @@ impl SharedTexts {
     /// stores already, as [`SharedTexts::text`] gives them, are left as
     /// they are).
     pub fn share(&mut self, event: &mut TraceEvent) {
-        for text in event.shared_texts_mut().into_iter().flatten() {
+        event.for_each_shared_text(|text| {
             if text.stored().get() {
-                continue;
+                return;
             }
             match self.table.get(text) {
                 Some(shared) => *text = shared.clone(),
                 None => Arc::make_mut(&mut self.table).insert(text.clone()),
             }
-        }
+        });
     }
 }
 
@@ -1237,8 +1276,9 @@ struct PackedReason {
 struct AllocSubject {
     /// The ID followed by the name.
     text: Box<str>,
-    /// Where the name starts.
-    split: usize,
+    /// Where the name starts (an ID is far shorter than 4 GB; 32 bits keep
+    /// the subject in 24 bytes with its flag).
+    split: u32,
     /// Whether a table holds this very copy.
     stored: Stored,
 }
@@ -1250,24 +1290,24 @@ impl AllocSubject {
         text.push_str(name);
         AllocSubject {
             text: text.into_boxed_str(),
-            split: alloc.len(),
+            split: u32::try_from(alloc.len()).unwrap_or(u32::MAX),
             stored: Stored::default(),
         }
     }
 
     /// The alloc ID.
     fn alloc(&self) -> &str {
-        &self.text[..self.split]
+        self.text.get(..self.split as usize).unwrap_or(&self.text)
     }
 
     /// The alloc name.
     fn name(&self) -> &str {
-        &self.text[self.split..]
+        self.text.get(self.split as usize..).unwrap_or_default()
     }
 
     /// Whether it holds `first` then `second`.
     fn is(&self, first: &str, second: &str) -> bool {
-        self.split == first.len()
+        self.split as usize == first.len()
             && self.text.len() == first.len() + second.len()
             && self.alloc() == first
             && self.name() == second
@@ -1276,7 +1316,7 @@ impl AllocSubject {
 
 impl TableItem for Arc<AllocSubject> {
     fn key_hash(&self) -> usize {
-        text_hash(self.text.as_bytes(), self.split as u64) as usize
+        text_hash(self.text.as_bytes(), u64::from(self.split)) as usize
     }
 
     fn same_key(&self, other: &Self) -> bool {
@@ -1315,22 +1355,30 @@ pub struct AllocSubjects {
 impl AllocSubjects {
     /// Makes the subjects of `event` (an alloc change's, or its reasons')
     /// the shared copies.
+    #[inline]
     pub fn share(&mut self, event: &mut TraceEvent) {
+        // Most events name no alloc: they cost a compare here.
         match event {
-            TraceEvent::AllocChanged(change) => {
-                self.table.share(&mut change.subject);
-                self.texts.share(&mut change.detail);
-            }
-            TraceEvent::EvalProcessed(processed) => {
-                for item in processed.reasons.items.iter_mut() {
-                    self.table.share(&mut item.subject);
-                    self.whys.share(&mut item.why);
-                }
-                for line in processed.plan.0.iter_mut() {
-                    self.texts.share(line);
-                }
-            }
+            TraceEvent::AllocChanged(change) => self.share_change(change),
+            TraceEvent::EvalProcessed(processed) => self.share_processed(processed),
             _ => {}
+        }
+    }
+
+    /// [`AllocSubjects::share`] of an alloc change.
+    fn share_change(&mut self, change: &mut AllocChange) {
+        self.table.share(&mut change.subject);
+        self.texts.share(&mut change.detail);
+    }
+
+    /// [`AllocSubjects::share`] of a processed eval.
+    fn share_processed(&mut self, processed: &mut EvalProcessed) {
+        for item in processed.reasons.items.iter_mut() {
+            self.table.share(&mut item.subject);
+            self.whys.share(&mut item.why);
+        }
+        for line in processed.plan.0.iter_mut() {
+            self.texts.share(line);
         }
     }
 
@@ -2273,6 +2321,31 @@ mod tests {
         };
         assert!(SharedText::ptr_eq(second, &reason));
         assert!(SharedText::ptr_eq(node, &one.text("node-a")));
+    }
+
+    /// The shared parts the history keeps one of per distinct text and
+    /// alloc stay in 24 bytes with their stored flag.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn shared_parts_stay_small() {
+        assert_eq!(std::mem::size_of::<super::SharedTextInner>(), 24);
+        assert_eq!(std::mem::size_of::<super::AllocSubject>(), 24);
+    }
+
+    /// Texts compare equal by `same_bytes` exactly when their bytes are
+    /// equal, whatever their length.
+    #[test]
+    fn same_bytes_is_byte_equality() {
+        for len in 0..=24_usize {
+            let text: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            assert!(super::same_bytes(&text, &text.clone()));
+            assert!(!super::same_bytes(&text, &text[..len.saturating_sub(1)]) || len == 0);
+            for at in 0..len {
+                let mut changed = text.clone();
+                changed[at] ^= 0x20;
+                assert!(!super::same_bytes(&text, &changed), "len {len}, byte {at}");
+            }
+        }
     }
 
     /// The tables' hash reads every byte of a text, whatever its length
