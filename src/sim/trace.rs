@@ -1062,9 +1062,17 @@ impl SharedTexts {
     /// reasons) with it, so an event holds the stored copy from the start
     /// instead of a new one that [`SharedTexts::share`] would drop.
     pub fn text(&mut self, text: &str) -> SharedText {
-        if let Some(shared) = self.table.get_str(text) {
-            return shared.clone();
+        match self.table.get_str(text) {
+            Some(shared) => shared.clone(),
+            None => self.insert_new(text),
         }
+    }
+
+    /// [`SharedTexts::text`] of a text not stored yet (apart: a run meets
+    /// few new texts, and the lookup then keeps a light frame).
+    #[cold]
+    #[inline(never)]
+    fn insert_new(&mut self, text: &str) -> SharedText {
         let shared = SharedText::from(text);
         Arc::make_mut(&mut self.table).insert(shared.clone());
         shared
@@ -1162,21 +1170,32 @@ impl<'a> IntoIterator for &'a GroupUpdates {
     }
 }
 
+impl GroupUpdates {
+    /// The groups of `groups`, sorted by group and distinct.
+    fn from_sorted(groups: Vec<(String, DesiredUpdates)>) -> Self {
+        GroupUpdates {
+            groups: (!groups.is_empty()).then(|| Arc::new(groups)),
+        }
+    }
+}
+
 impl FromIterator<(String, DesiredUpdates)> for GroupUpdates {
     fn from_iter<I: IntoIterator<Item = (String, DesiredUpdates)>>(groups: I) -> Self {
+        let groups: Vec<(String, DesiredUpdates)> = groups.into_iter().collect();
+        // A map's entries (what the scheduler collects) come sorted and
+        // distinct: kept as they are.
+        if groups.windows(2).all(|pair| pair[0].0 < pair[1].0) {
+            return GroupUpdates::from_sorted(groups);
+        }
         // Sorted, the last value of a repeated group winning, as a BTreeMap
         // (built by inserting: no sort copy for this element type).
-        let map = crate::cold_sort::map_from(groups);
-        map.into()
+        crate::cold_sort::map_from(groups).into()
     }
 }
 
 impl From<BTreeMap<String, DesiredUpdates>> for GroupUpdates {
     fn from(map: BTreeMap<String, DesiredUpdates>) -> Self {
-        let groups: Vec<(String, DesiredUpdates)> = map.into_iter().collect();
-        GroupUpdates {
-            groups: (!groups.is_empty()).then(|| Arc::new(groups)),
-        }
+        GroupUpdates::from_sorted(map.into_iter().collect())
     }
 }
 
@@ -2321,6 +2340,35 @@ mod tests {
         };
         assert!(SharedText::ptr_eq(second, &reason));
         assert!(SharedText::ptr_eq(node, &one.text("node-a")));
+    }
+
+    /// Group updates collect as a map does: sorted by group, the last
+    /// value of a repeated group winning, whether they come sorted or not.
+    #[test]
+    fn group_updates_collect_as_a_map() {
+        use crate::model::eval::DesiredUpdates;
+        let counts = |place: u64| DesiredUpdates {
+            place,
+            ..DesiredUpdates::default()
+        };
+        let lists = [
+            vec![],
+            vec![("web", 1)],
+            vec![("api", 1), ("web", 2)],
+            vec![("web", 1), ("api", 2)],
+            vec![("web", 1), ("api", 2), ("web", 3)],
+            vec![("api", 1), ("api", 2)],
+        ];
+        for list in lists {
+            let pairs = || {
+                list.iter()
+                    .map(|(group, n)| (group.to_string(), counts(*n)))
+            };
+            let collected: GroupUpdates = pairs().collect();
+            let map: std::collections::BTreeMap<String, DesiredUpdates> = pairs().collect();
+            assert_eq!(collected.to_map(), map, "{list:?}");
+            assert_eq!(collected, GroupUpdates::from(map), "{list:?}");
+        }
     }
 
     /// The shared parts the history keeps one of per distinct text and
