@@ -166,17 +166,15 @@ impl Plan {
         let fewest = self.node_allocation.len().max(self.node_update.len());
         let mut lines = Vec::with_capacity(fewest.max(self.node_preemptions.len()));
         let mut line = String::with_capacity(128);
-        loop {
-            let Some(node) = [
-                stops.peek().map(|(node, _)| *node),
-                places.peek().map(|(node, _)| *node),
-                evicts.peek().map(|(node, _)| *node),
-            ]
-            .into_iter()
-            .flatten()
-            .min() else {
-                break;
-            };
+        while let Some(node) = [
+            stops.peek().map(|(node, _)| *node),
+            places.peek().map(|(node, _)| *node),
+            evicts.peek().map(|(node, _)| *node),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        {
             // The map the node came from has it at hand: no compare.
             let at = |key: &String| std::ptr::eq(key, node) || key == node;
             let node_stops = stops.next_if(|(key, _)| at(key)).map(|(_, list)| list);
