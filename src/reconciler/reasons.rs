@@ -253,7 +253,6 @@ impl Decision {
 
     /// [`Decision::describe`], appended to `out`.
     pub fn describe_to(&self, out: &mut String) {
-        use std::fmt::Write as _;
         let text = match self {
             Decision::Keep => "keep",
             Decision::Ignore => "ignore",
@@ -267,7 +266,8 @@ impl Decision {
                 if *replaced { " (replaced)" } else { "" }
             }
             Decision::LostLater { wait_until, .. } => {
-                let _ = write!(out, "lost, stop after {wait_until}");
+                out.push_str("lost, stop after ");
+                out.push_str(&wait_until.to_rfc3339());
                 ""
             }
             Decision::Migrate => "migrate",
@@ -279,7 +279,8 @@ impl Decision {
             }
             Decision::RescheduleNow => "reschedule now",
             Decision::RescheduleLater { wait_until, .. } => {
-                let _ = write!(out, "reschedule at {wait_until}");
+                out.push_str("reschedule at ");
+                out.push_str(&wait_until.to_rfc3339());
                 ""
             }
         };

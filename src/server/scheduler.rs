@@ -25,8 +25,8 @@ use crate::reconciler::rules::ReconcilerRules;
 use crate::scenario::format::JobSpec;
 use crate::sim::queue::Tick;
 use crate::sim::trace::{
-    AllocReasons, AllocReasonsBuilder, BrokerState, EvalProcessed, GroupUpdates, SharedText, Text,
-    TraceEvent, short,
+    AllocReasons, AllocReasonsBuilder, BrokerState, EvalProcessed, GroupUpdates, Text, TraceEvent,
+    short,
 };
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -532,8 +532,10 @@ impl Server {
         } else {
             self.schedule_generic(now, eval, job.as_ref(), out)
         };
-        let job_id: SharedText = eval.job_id.as_str().into();
-        let trigger: SharedText = eval.triggered_by.as_str().into();
+        // The trace's copies of the job and trigger (and status below)
+        // come from the world's table, as the other eval events' do.
+        let job_id = self.texts.text(&eval.job_id);
+        let trigger = self.texts.text(&eval.triggered_by);
         drop(record);
         let index = self.bump_index();
         let still_blocked = status == EvalStatus::Blocked;
@@ -552,7 +554,7 @@ impl Server {
                 desired_tg_updates: outcome.desired_tg_updates.clone(),
                 reasons,
                 plan: plan.into_iter().map(Text::from).collect(),
-                status: status.as_str().into(),
+                status: self.texts.text(status.as_str()),
             },
         ))));
         let (next, cancelled) = self

@@ -32,23 +32,47 @@ pub type Text = Box<str>;
 /// that holds it ([`SharedTexts`]). One pointer wide (the text sits behind
 /// the shared part), so the entries that hold one stay small; it reads,
 /// prints, compares and serializes as the text.
-#[derive(Clone, PartialOrd, Ord)]
+#[derive(Clone)]
 pub struct SharedText(Arc<SharedTextInner>);
 
 /// The shared part of a [`SharedText`]: the text and its hash in the
 /// tables ([`shared_text_hash`]), computed once when the text is made, so
-/// that sharing an event's texts with a table's costs no hashing.
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
+/// that sharing an event's texts with a table's costs no hashing, and
+/// whether a table holds this very copy ([`Stored`]).
 struct SharedTextInner {
     text: Box<str>,
-    hash: usize,
+    hash: u32,
+    stored: Stored,
+}
+
+/// Whether a table holds this very copy of a shared item (set when one
+/// stores it, never cleared): sharing an item that is already a stored
+/// copy, as most of an event's texts are (the server takes them from
+/// [`SharedTexts::text`]), then costs no lookup. A copy stored by another
+/// table (another world's) is left as it is: that changes where a text
+/// lives, never what it reads.
+#[derive(Debug, Default)]
+struct Stored(std::sync::atomic::AtomicBool);
+
+impl Stored {
+    fn get(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn set(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl SharedText {
     /// A shared text of `text` (hashed once, here).
     fn new(text: Box<str>) -> Self {
         let hash = shared_text_hash(&text);
-        SharedText(Arc::new(SharedTextInner { text, hash }))
+        SharedText(Arc::new(SharedTextInner {
+            text,
+            hash,
+            stored: Stored::default(),
+        }))
     }
 
     /// The text.
@@ -119,6 +143,18 @@ impl PartialEq for SharedText {
 }
 
 impl Eq for SharedText {}
+
+impl PartialOrd for SharedText {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for SharedText {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
 
 impl PartialEq<str> for SharedText {
     fn eq(&self, other: &str) -> bool {
@@ -720,13 +756,16 @@ impl<'de> Deserialize<'de> for RpcName {
 }
 
 impl TraceEvent {
-    /// The event's texts that repeat between entries: its node name, its
-    /// job and trigger, and the states and reasons of the kinds whose texts
-    /// come from a few fixed ones.
-    fn shared_texts_mut(&mut self) -> [Option<&mut SharedText>; 4] {
+    /// Calls `f` on each of the event's texts that repeat between entries:
+    /// its node name, its job and trigger, and the states and reasons of
+    /// the kinds whose texts come from a few fixed ones.
+    fn for_each_shared_text<'a>(&'a mut self, mut f: impl FnMut(&'a mut SharedText)) {
         match self {
-            TraceEvent::PlanRejected { node, reason } => [Some(node), Some(reason), None, None],
-            TraceEvent::EvalState { reason, .. } => [Some(reason), None, None, None],
+            TraceEvent::PlanRejected { node, reason } => {
+                f(node);
+                f(reason);
+            }
+            TraceEvent::EvalState { reason, .. } => f(reason),
             TraceEvent::EvalCreated(created) => {
                 let EvalCreated {
                     job,
@@ -735,7 +774,9 @@ impl TraceEvent {
                     status,
                     ..
                 } = &mut **created;
-                [Some(node), Some(job), Some(trigger), Some(status)]
+                for text in [node, job, trigger, status] {
+                    f(text);
+                }
             }
             TraceEvent::EvalProcessed(processed) => {
                 let EvalProcessed {
@@ -744,7 +785,9 @@ impl TraceEvent {
                     status,
                     ..
                 } = &mut **processed;
-                [Some(job), Some(trigger), Some(status), None]
+                for text in [job, trigger, status] {
+                    f(text);
+                }
             }
             TraceEvent::CallSent { node, .. }
             | TraceEvent::CallFailed { node, .. }
@@ -754,23 +797,38 @@ impl TraceEvent {
             | TraceEvent::HeartbeatReset { node, .. }
             | TraceEvent::NodeFlags { node, .. }
             | TraceEvent::Client { node, .. }
-            | TraceEvent::Link { node, .. } => [Some(node), None, None, None],
-            TraceEvent::NodeStatus(change) => [Some(&mut change.node), None, None, None],
+            | TraceEvent::Link { node, .. } => f(node),
+            TraceEvent::NodeStatus(change) => f(&mut change.node),
             TraceEvent::HeartbeatMissed(missed) => {
                 let HeartbeatMissed {
                     node,
                     requested,
                     reason,
                 } = &mut **missed;
-                [Some(node), Some(requested), Some(reason), None]
+                for text in [node, requested, reason] {
+                    f(text);
+                }
             }
-            TraceEvent::Job { job, .. } => [Some(job), None, None, None],
-            TraceEvent::AllocChanged(change) => [Some(&mut change.node), None, None, None],
+            TraceEvent::Job { job, .. } => f(job),
+            TraceEvent::AllocChanged(change) => f(&mut change.node),
             TraceEvent::Action { .. }
             | TraceEvent::Assertion { .. }
             | TraceEvent::Violation { .. }
-            | TraceEvent::Operator { .. } => [None, None, None, None],
+            | TraceEvent::Operator { .. } => {}
         }
+    }
+
+    /// The texts [`TraceEvent::for_each_shared_text`] visits, in order.
+    #[cfg(test)]
+    fn shared_texts_mut(&mut self) -> [Option<&mut SharedText>; 4] {
+        let mut texts = [None, None, None, None];
+        let mut slots = texts.iter_mut();
+        self.for_each_shared_text(|text| {
+            if let Some(slot) = slots.next() {
+                *slot = Some(text);
+            }
+        });
+        texts
     }
 }
 
@@ -817,26 +875,66 @@ impl<T> Default for TextTable<T> {
 
 /// A fixed hash of `bytes` and `seed`, eight bytes at a time (the tables
 /// hash every text an event holds: a plan line is ~40 bytes), mixed at the
-/// end so that its low bits, which pick a slot, depend on every byte.
+/// end so that its low bits, which pick a slot, depend on every byte. A
+/// tail shorter than eight bytes is read as the last eight bytes of the
+/// text (overlapping the word before) or, in a text under eight bytes, as
+/// two overlapping halves: no byte copy, and the length, hashed first,
+/// tells the overlaps apart.
 fn text_hash(bytes: &[u8], seed: u64) -> u64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
     let step = |hash: u64, word: u64| (hash.rotate_left(23) ^ word).wrapping_mul(K);
-    let mut words = bytes.chunks_exact(8);
     let mut hash = step(seed, bytes.len() as u64);
+    let mut words = bytes.chunks_exact(8);
     for word in &mut words {
-        let mut buf = [0u8; 8];
-        buf.copy_from_slice(word);
-        hash = step(hash, u64::from_le_bytes(buf));
+        hash = step(hash, word_at(word, 0));
     }
-    let rest = words.remainder();
-    if !rest.is_empty() {
-        let mut buf = [0u8; 8];
-        buf[..rest.len()].copy_from_slice(rest);
-        hash = step(hash, u64::from_le_bytes(buf));
+    let rest = words.remainder().len();
+    if rest > 0 {
+        let len = bytes.len();
+        let word = if len >= 8 {
+            word_at(bytes, len - 8)
+        } else if len >= 4 {
+            u64::from(half_at(bytes, 0)) << 32 | u64::from(half_at(bytes, len - 4))
+        } else {
+            u64::from(bytes[0]) << 16 | u64::from(bytes[len / 2]) << 8 | u64::from(bytes[len - 1])
+        };
+        hash = step(hash, word);
     }
     hash ^= hash >> 32;
     hash = hash.wrapping_mul(K);
     hash ^ (hash >> 29)
+}
+
+/// The eight bytes of `bytes` at `at` as a little-endian number (zero if
+/// there are fewer: callers read inside the text).
+fn word_at(bytes: &[u8], at: usize) -> u64 {
+    bytes
+        .get(at..at + 8)
+        .and_then(|word| word.try_into().ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
+/// Whether `a` and `b` hold the same bytes: a text of 4 to 16 bytes (a
+/// node name) is compared as two overlapping numbers, with no call.
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let len = a.len();
+    if len != b.len() {
+        return false;
+    }
+    match len {
+        8..=16 => word_at(a, 0) == word_at(b, 0) && word_at(a, len - 8) == word_at(b, len - 8),
+        4..=7 => half_at(a, 0) == half_at(b, 0) && half_at(a, len - 4) == half_at(b, len - 4),
+        _ => a == b,
+    }
+}
+
+/// The four bytes of `bytes` at `at` as a little-endian number (zero if
+/// there are fewer).
+fn half_at(bytes: &[u8], at: usize) -> u32 {
+    bytes
+        .get(at..at + 4)
+        .and_then(|half| half.try_into().ok())
+        .map_or(0, u32::from_le_bytes)
 }
 
 /// What a [`TextTable`] stores: a shared pointer with a key that says
@@ -848,24 +946,33 @@ trait TableItem: Clone {
     fn same_key(&self, other: &Self) -> bool;
     /// Whether `other` is this very item.
     fn same_item(&self, other: &Self) -> bool;
+    /// Whether a table stores this very item.
+    fn stored(&self) -> &Stored;
 }
 
 /// The table's hash of a shared text's key, the text itself (one function
 /// for storing and for looking a `&str` up, so the two always agree).
-fn shared_text_hash(text: &str) -> usize {
-    text_hash(text.as_bytes(), 0) as usize
+fn shared_text_hash(text: &str) -> u32 {
+    // The low bits pick a slot: 32 of them are plenty (and keep the
+    // shared part in 24 bytes with its flag).
+    text_hash(text.as_bytes(), 0) as u32
 }
 
 impl TableItem for SharedText {
     fn key_hash(&self) -> usize {
-        self.0.hash
+        self.0.hash as usize
+    }
+
+    fn stored(&self) -> &Stored {
+        &self.0.stored
     }
 
     fn same_key(&self, other: &Self) -> bool {
         // Texts of different hashes differ: a probe past another text
         // reads no bytes of either.
         SharedText::ptr_eq(self, other)
-            || (self.0.hash == other.0.hash && self.as_str() == other.as_str())
+            || (self.0.hash == other.0.hash
+                && same_bytes(self.as_str().as_bytes(), other.as_str().as_bytes()))
     }
 
     fn same_item(&self, other: &Self) -> bool {
@@ -904,6 +1011,7 @@ impl<T: TableItem> TextTable<T> {
 
     /// Stores `item` (its key not stored yet).
     fn insert(&mut self, item: T) {
+        item.stored().set();
         if (self.len + 1) * 2 > self.slots.len() {
             let size = (self.slots.len() * 2).max(64);
             let old = std::mem::replace(&mut self.slots, vec![None; size]);
@@ -918,8 +1026,11 @@ impl<T: TableItem> TextTable<T> {
     }
 
     /// Points `item` at the stored item with its key, storing it if it is
-    /// the first.
+    /// the first (an item a table stores already is left as it is).
     fn share(&mut self, item: &mut T) {
+        if item.stored().get() {
+            return;
+        }
         match self.get(item) {
             Some(stored) => {
                 if !stored.same_item(item) {
@@ -938,8 +1049,8 @@ impl TextTable<SharedText> {
             return None;
         }
         let hash = shared_text_hash(text);
-        let slot = self.slot_by(hash, |stored| {
-            stored.0.hash == hash && stored.as_str() == text
+        let slot = self.slot_by(hash as usize, |stored| {
+            stored.0.hash == hash && same_bytes(stored.as_str().as_bytes(), text.as_bytes())
         });
         self.slots[slot].as_ref()
     }
@@ -951,26 +1062,35 @@ impl SharedTexts {
     /// reasons) with it, so an event holds the stored copy from the start
     /// instead of a new one that [`SharedTexts::share`] would drop.
     pub fn text(&mut self, text: &str) -> SharedText {
-        if let Some(shared) = self.table.get_str(text) {
-            return shared.clone();
+        match self.table.get_str(text) {
+            Some(shared) => shared.clone(),
+            None => self.insert_new(text),
         }
+    }
+
+    /// [`SharedTexts::text`] of a text not stored yet (apart: a run meets
+    /// few new texts, and the lookup then keeps a light frame).
+    #[cold]
+    #[inline(never)]
+    fn insert_new(&mut self, text: &str) -> SharedText {
         let shared = SharedText::from(text);
         Arc::make_mut(&mut self.table).insert(shared.clone());
         shared
     }
 
-    /// Makes `event`'s repeating texts the shared copies.
+    /// Makes `event`'s repeating texts the shared copies (those a table
+    /// stores already, as [`SharedTexts::text`] gives them, are left as
+    /// they are).
     pub fn share(&mut self, event: &mut TraceEvent) {
-        for text in event.shared_texts_mut().into_iter().flatten() {
+        event.for_each_shared_text(|text| {
+            if text.stored().get() {
+                return;
+            }
             match self.table.get(text) {
-                Some(shared) => {
-                    if !SharedText::ptr_eq(shared, text) {
-                        *text = shared.clone();
-                    }
-                }
+                Some(shared) => *text = shared.clone(),
                 None => Arc::make_mut(&mut self.table).insert(text.clone()),
             }
-        }
+        });
     }
 }
 
@@ -1050,21 +1170,32 @@ impl<'a> IntoIterator for &'a GroupUpdates {
     }
 }
 
+impl GroupUpdates {
+    /// The groups of `groups`, sorted by group and distinct.
+    fn from_sorted(groups: Vec<(String, DesiredUpdates)>) -> Self {
+        GroupUpdates {
+            groups: (!groups.is_empty()).then(|| Arc::new(groups)),
+        }
+    }
+}
+
 impl FromIterator<(String, DesiredUpdates)> for GroupUpdates {
     fn from_iter<I: IntoIterator<Item = (String, DesiredUpdates)>>(groups: I) -> Self {
+        let groups: Vec<(String, DesiredUpdates)> = groups.into_iter().collect();
+        // A map's entries (what the scheduler collects) come sorted and
+        // distinct: kept as they are.
+        if groups.windows(2).all(|pair| pair[0].0 < pair[1].0) {
+            return GroupUpdates::from_sorted(groups);
+        }
         // Sorted, the last value of a repeated group winning, as a BTreeMap
         // (built by inserting: no sort copy for this element type).
-        let map = crate::cold_sort::map_from(groups);
-        map.into()
+        crate::cold_sort::map_from(groups).into()
     }
 }
 
 impl From<BTreeMap<String, DesiredUpdates>> for GroupUpdates {
     fn from(map: BTreeMap<String, DesiredUpdates>) -> Self {
-        let groups: Vec<(String, DesiredUpdates)> = map.into_iter().collect();
-        GroupUpdates {
-            groups: (!groups.is_empty()).then(|| Arc::new(groups)),
-        }
+        GroupUpdates::from_sorted(map.into_iter().collect())
     }
 }
 
@@ -1160,12 +1291,15 @@ struct PackedReason {
 
 /// The alloc an entry or a reason is about: its ID and then its name, in
 /// one text. A reason's set and reason texts take the same form.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 struct AllocSubject {
     /// The ID followed by the name.
     text: Box<str>,
-    /// Where the name starts.
-    split: usize,
+    /// Where the name starts (an ID is far shorter than 4 GB; 32 bits keep
+    /// the subject in 24 bytes with its flag).
+    split: u32,
+    /// Whether a table holds this very copy.
+    stored: Stored,
 }
 
 impl AllocSubject {
@@ -1175,23 +1309,24 @@ impl AllocSubject {
         text.push_str(name);
         AllocSubject {
             text: text.into_boxed_str(),
-            split: alloc.len(),
+            split: u32::try_from(alloc.len()).unwrap_or(u32::MAX),
+            stored: Stored::default(),
         }
     }
 
     /// The alloc ID.
     fn alloc(&self) -> &str {
-        &self.text[..self.split]
+        self.text.get(..self.split as usize).unwrap_or(&self.text)
     }
 
     /// The alloc name.
     fn name(&self) -> &str {
-        &self.text[self.split..]
+        self.text.get(self.split as usize..).unwrap_or_default()
     }
 
     /// Whether it holds `first` then `second`.
     fn is(&self, first: &str, second: &str) -> bool {
-        self.split == first.len()
+        self.split as usize == first.len()
             && self.text.len() == first.len() + second.len()
             && self.alloc() == first
             && self.name() == second
@@ -1200,15 +1335,19 @@ impl AllocSubject {
 
 impl TableItem for Arc<AllocSubject> {
     fn key_hash(&self) -> usize {
-        text_hash(self.text.as_bytes(), self.split as u64) as usize
+        text_hash(self.text.as_bytes(), u64::from(self.split)) as usize
     }
 
     fn same_key(&self, other: &Self) -> bool {
-        self.split == other.split && self.text == other.text
+        Arc::ptr_eq(self, other) || (self.split == other.split && self.text == other.text)
     }
 
     fn same_item(&self, other: &Self) -> bool {
         Arc::ptr_eq(self, other)
+    }
+
+    fn stored(&self) -> &Stored {
+        &self.stored
     }
 }
 
@@ -1235,22 +1374,30 @@ pub struct AllocSubjects {
 impl AllocSubjects {
     /// Makes the subjects of `event` (an alloc change's, or its reasons')
     /// the shared copies.
+    #[inline]
     pub fn share(&mut self, event: &mut TraceEvent) {
+        // Most events name no alloc: they cost a compare here.
         match event {
-            TraceEvent::AllocChanged(change) => {
-                self.table.share(&mut change.subject);
-                self.texts.share(&mut change.detail);
-            }
-            TraceEvent::EvalProcessed(processed) => {
-                for item in processed.reasons.items.iter_mut() {
-                    self.table.share(&mut item.subject);
-                    self.whys.share(&mut item.why);
-                }
-                for line in processed.plan.0.iter_mut() {
-                    self.texts.share(line);
-                }
-            }
+            TraceEvent::AllocChanged(change) => self.share_change(change),
+            TraceEvent::EvalProcessed(processed) => self.share_processed(processed),
             _ => {}
+        }
+    }
+
+    /// [`AllocSubjects::share`] of an alloc change.
+    fn share_change(&mut self, change: &mut AllocChange) {
+        self.table.share(&mut change.subject);
+        self.texts.share(&mut change.detail);
+    }
+
+    /// [`AllocSubjects::share`] of a processed eval.
+    fn share_processed(&mut self, processed: &mut EvalProcessed) {
+        for item in processed.reasons.items.iter_mut() {
+            self.table.share(&mut item.subject);
+            self.whys.share(&mut item.why);
+        }
+        for line in processed.plan.0.iter_mut() {
+            self.texts.share(line);
         }
     }
 
@@ -1443,6 +1590,12 @@ impl<'de> Deserialize<'de> for AllocReasons {
 
 /// The first 8 characters of an ID, as Nomad's UI shows them.
 pub fn short(id: &str) -> &str {
+    // IDs are ASCII: the first 8 bytes are then the first 8 characters.
+    if let Some(head) = id.as_bytes().get(..8)
+        && head.is_ascii()
+    {
+        return &id[..8];
+    }
     let end = id
         .char_indices()
         .nth(8)
@@ -2156,6 +2309,125 @@ mod tests {
             };
             assert!(SharedText::ptr_eq(a, b));
             assert_eq!(&**b, format!("node-{i:03}"));
+        }
+    }
+
+    /// A text another table stores is left as it is (sharing it again
+    /// would change nothing but where it lives), and a table's own copy is
+    /// what a new equal text is pointed at.
+    #[test]
+    fn a_stored_copy_is_kept_and_new_copies_take_it() {
+        let mut one = SharedTexts::default();
+        let mut other = SharedTexts::default();
+        let theirs = other.text("node-a");
+        let mut event = TraceEvent::PlanRejected {
+            node: theirs.clone(),
+            reason: "r".into(),
+        };
+        one.share(&mut event);
+        let [Some(node), Some(reason), ..] = event.shared_texts_mut() else {
+            panic!("a rejection without texts");
+        };
+        assert!(SharedText::ptr_eq(node, &theirs));
+        let reason = reason.clone();
+        let mut again = TraceEvent::PlanRejected {
+            node: "node-a".into(),
+            reason: "r".into(),
+        };
+        one.share(&mut again);
+        let [Some(node), Some(second), ..] = again.shared_texts_mut() else {
+            panic!("a rejection without texts");
+        };
+        assert!(SharedText::ptr_eq(second, &reason));
+        assert!(SharedText::ptr_eq(node, &one.text("node-a")));
+    }
+
+    /// Group updates collect as a map does: sorted by group, the last
+    /// value of a repeated group winning, whether they come sorted or not.
+    #[test]
+    fn group_updates_collect_as_a_map() {
+        use crate::model::eval::DesiredUpdates;
+        let counts = |place: u64| DesiredUpdates {
+            place,
+            ..DesiredUpdates::default()
+        };
+        let lists = [
+            vec![],
+            vec![("web", 1)],
+            vec![("api", 1), ("web", 2)],
+            vec![("web", 1), ("api", 2)],
+            vec![("web", 1), ("api", 2), ("web", 3)],
+            vec![("api", 1), ("api", 2)],
+        ];
+        for list in lists {
+            let pairs = || {
+                list.iter()
+                    .map(|(group, n)| (group.to_string(), counts(*n)))
+            };
+            let collected: GroupUpdates = pairs().collect();
+            let map: std::collections::BTreeMap<String, DesiredUpdates> = pairs().collect();
+            assert_eq!(collected.to_map(), map, "{list:?}");
+            assert_eq!(collected, GroupUpdates::from(map), "{list:?}");
+        }
+    }
+
+    /// The shared parts the history keeps one of per distinct text and
+    /// alloc stay in 24 bytes with their stored flag.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn shared_parts_stay_small() {
+        assert_eq!(std::mem::size_of::<super::SharedTextInner>(), 24);
+        assert_eq!(std::mem::size_of::<super::AllocSubject>(), 24);
+    }
+
+    /// Texts compare equal by `same_bytes` exactly when their bytes are
+    /// equal, whatever their length.
+    #[test]
+    fn same_bytes_is_byte_equality() {
+        for len in 0..=24_usize {
+            let text: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            assert!(super::same_bytes(&text, &text.clone()));
+            assert!(!super::same_bytes(&text, &text[..len.saturating_sub(1)]) || len == 0);
+            for at in 0..len {
+                let mut changed = text.clone();
+                changed[at] ^= 0x20;
+                assert!(!super::same_bytes(&text, &changed), "len {len}, byte {at}");
+            }
+        }
+    }
+
+    /// The tables' hash reads every byte of a text, whatever its length
+    /// (the tail of a text is read in overlapping words).
+    #[test]
+    fn the_text_hash_reads_every_byte() {
+        for len in 0..=40_usize {
+            let text: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            let hash = super::text_hash(&text, 0);
+            for at in 0..len {
+                let mut changed = text.clone();
+                changed[at] ^= 0x20;
+                assert_ne!(super::text_hash(&changed, 0), hash, "len {len}, byte {at}");
+            }
+            assert_ne!(super::text_hash(&text, 1), hash, "len {len}: the seed");
+        }
+        assert_ne!(super::text_hash(b"", 0), super::text_hash(b"\0", 0));
+    }
+
+    /// `short` is the first 8 characters (bytes, for ASCII IDs), or the
+    /// whole ID when it is shorter.
+    #[test]
+    fn short_is_the_first_eight_characters() {
+        for id in [
+            "",
+            "abc",
+            "12345678",
+            "123456789abc",
+            "é1234567xyz",
+            "abcdefgé",
+            "abcdefghé",
+        ] {
+            let expected: String = id.chars().take(8).collect();
+            assert_eq!(super::short(id), expected, "{id:?}");
         }
     }
 
