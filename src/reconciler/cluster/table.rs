@@ -40,6 +40,11 @@ pub(super) struct Facts {
     /// Running and wanted running, no reschedule transition (never
     /// rescheduled).
     pub plainly_running: bool,
+    /// Untainted on a fine node ([`ClassifyRule::NodeFine`]) and plainly
+    /// running: most allocs. Such an alloc is kept whatever the group's
+    /// classification and reschedule steps do, so they take these allocs
+    /// as a block ([`Table::odd`] lists the others).
+    pub plain: bool,
     /// The task group, as an index into [`Table::group_names`].
     group: u32,
 }
@@ -65,6 +70,9 @@ pub(super) struct Table<'a> {
     has_duplicates: bool,
     /// The rows of the server-terminal allocs, ascending.
     server_terminal: Vec<u32>,
+    /// The rows of the allocs that are not plain (see [`Facts::plain`]),
+    /// ascending: the few a group's walks look at one by one.
+    odd: Vec<u32>,
     /// The row found by the last ID lookup (lookups mostly go forward).
     hint: Cell<usize>,
 }
@@ -90,8 +98,10 @@ impl<'a> Table<'a> {
         // The current group's name as (length, prefix): names of up to 16
         // bytes are equal when these are (no call to compare them).
         let mut group_key = (usize::MAX, 0u128);
-        // Input positions of the server-terminal allocs, ascending.
+        // Input positions of the server-terminal and of the odd allocs,
+        // ascending.
         let mut server_terminal_at: Vec<u32> = Vec::new();
+        let mut odd_at: Vec<u32> = Vec::new();
         // The one pass over the allocs: each is read here and, after this,
         // only where a rule needs more than its facts.
         for a in input {
@@ -127,6 +137,7 @@ impl<'a> Table<'a> {
                     terminal: false,
                     unknown: false,
                     plainly_running: true,
+                    plain: true,
                     group: group as u32,
                 }
             } else {
@@ -135,6 +146,11 @@ impl<'a> Table<'a> {
                 if server_terminal {
                     server_terminal_at.push(facts_in.len() as u32);
                 }
+                let plainly_running = plainly_running(a);
+                let plain = plainly_running && rule == ClassifyRule::NodeFine;
+                if !plain {
+                    odd_at.push(facts_in.len() as u32);
+                }
                 Facts {
                     prefix,
                     cat,
@@ -142,7 +158,8 @@ impl<'a> Table<'a> {
                     server_terminal,
                     terminal: a.terminal_status(),
                     unknown: a.client_status == ClientStatus::Unknown,
-                    plainly_running: plainly_running(a),
+                    plainly_running,
+                    plain,
                     group: group as u32,
                 }
             };
@@ -151,13 +168,17 @@ impl<'a> Table<'a> {
         let (order, rising) = sort_order(n, |i| facts_in[i].prefix, input);
         // As rows: the input positions themselves when the input is in
         // order, else found by a walk over the rows.
-        let server_terminal = if order.is_empty() || server_terminal_at.is_empty() {
-            server_terminal_at
-        } else {
-            (0..n as u32)
-                .filter(|k| facts_in[order[*k as usize] as usize].server_terminal)
-                .collect()
+        let as_rows = |at: Vec<u32>, wanted: fn(&Facts) -> bool| {
+            if order.is_empty() || at.is_empty() {
+                at
+            } else {
+                (0..n as u32)
+                    .filter(|k| wanted(&facts_in[order[*k as usize] as usize]))
+                    .collect()
+            }
         };
+        let server_terminal = as_rows(server_terminal_at, |f| f.server_terminal);
+        let odd = as_rows(odd_at, |f| !f.plain);
         let mut table = Table {
             input,
             order,
@@ -166,6 +187,7 @@ impl<'a> Table<'a> {
             group_names,
             has_duplicates: false,
             server_terminal,
+            odd,
             hint: Cell::new(0),
         };
         // Equal IDs are neighbours; their rows share one record. IDs are
@@ -251,6 +273,20 @@ impl<'a> Table<'a> {
     #[inline]
     pub fn server_terminal(&self) -> &[u32] {
         &self.server_terminal
+    }
+
+    /// The positions of the allocs that are not plain ([`Facts::plain`]),
+    /// ascending.
+    #[inline]
+    pub fn odd(&self) -> &[u32] {
+        &self.odd
+    }
+
+    /// Whether some ID is held by more than one row (else a reason record
+    /// is a row).
+    #[inline]
+    pub fn has_duplicates(&self) -> bool {
+        self.has_duplicates
     }
 
     /// The alloc at `pos`.
@@ -571,33 +607,10 @@ impl PosSet {
             self.own.push((pos, a));
         }
     }
-    /// For a set without copies of its own (see [`PosSet::has_copies`]):
-    /// appends to `out` its positions from index `start` on, up to the
-    /// first one `keep` refuses, as one stretch; returns that position and
-    /// its index (`None` at the end).
+    /// The positions, ascending.
     #[inline]
-    pub fn copy_while(
-        &self,
-        start: usize,
-        out: &mut PosSet,
-        keep: impl Fn(u32) -> bool,
-    ) -> Option<(usize, u32)> {
-        debug_assert!(self.own.is_empty(), "copy_while on a set with copies");
-        let rest = self.pos.get(start..).unwrap_or_default();
-        let stop = rest.iter().position(|p| !keep(*p));
-        let end = stop.unwrap_or(rest.len());
-        debug_assert!(
-            out.pos
-                .last()
-                .is_none_or(|last| rest.first().is_none_or(|p| last < p))
-        );
-        out.pos.extend_from_slice(&rest[..end]);
-        stop.map(|k| (start + k, rest[k]))
-    }
-    /// Whether the set holds copies of its own.
-    #[inline]
-    pub fn has_copies(&self) -> bool {
-        !self.own.is_empty()
+    pub fn as_slice(&self) -> &[u32] {
+        &self.pos
     }
     /// The positions in order.
     #[inline]
