@@ -146,6 +146,11 @@ pub struct ReconcileOptions {
     pub rules: ReconcilerRules,
     /// The reconnecting picker.
     pub picker: Picker,
+    /// Whether the update function answers [`UpdateType::Ignore`] for every
+    /// alloc whose embedded job is the run's job (the same `Arc`), as
+    /// Nomad's does for an unchanged `JobModifyIndex`: then the run does
+    /// not ask it about those allocs.
+    pub same_job_ignored: bool,
 }
 
 /// A placement (Nomad's `AllocPlaceResult`).
@@ -508,7 +513,8 @@ pub fn reconcile_indexed(
         rules: &options.rules,
     };
     // One pass over the allocs; the rest of the run works on the table.
-    let (table, firsts) = Table::build(&input.allocs, tainted, &cx);
+    let same_job = input.job.as_ref().filter(|_| options.same_job_ignored);
+    let (table, firsts) = Table::build(&input.allocs, tainted, &cx, same_job);
     // With one row per ID, the plain allocs' records are written here, all
     // at once (see `Reconciler::compute_group`).
     let explain = if table.has_duplicates() {
@@ -1144,11 +1150,8 @@ impl Reconciler<'_, '_> {
             reconnecting: PosSet::new(),
         };
         // The plain allocs were decided (keep) as they were classified.
-        let mut in_untainted = 0;
-        for p in untainted_odd {
-            if sets.untainted.contains_hinted(p, &mut in_untainted) {
-                self.explain.decide(t.slot(p), Decision::Keep);
-            }
+        for p in sets.untainted.held(&untainted_odd) {
+            self.explain.decide(t.slot(p), Decision::Keep);
         }
         for p in sets.migrate.positions() {
             self.explain.decide(t.slot(p), Decision::Migrate);
@@ -2219,14 +2222,30 @@ impl Reconciler<'_, '_> {
         let mut inplace = AllocSet::new();
         let mut destructive = PosSet::new();
         let mut ignore = 0u64;
-        for (pos, own) in untainted.iter_own() {
+        let mut ask = |this: &mut Self, pos: u32, own: Option<&Arc<Allocation>>| {
             let a = own.unwrap_or(t.alloc(pos));
-            match (self.update_fn)(a, job, tg) {
+            match (this.update_fn)(a, job, tg) {
                 UpdateType::Ignore => ignore += 1,
                 UpdateType::Destructive => destructive.push_with(pos, own.cloned()),
                 UpdateType::InPlace(updated) => {
-                    self.explain.decide(t.slot(pos), Decision::InPlaceUpdate);
+                    this.explain.decide(t.slot(pos), Decision::InPlaceUpdate);
                     inplace.insert(updated);
+                }
+            }
+        };
+        match t.asked() {
+            // The allocs that run the run's job are ignored unasked.
+            Some(asked) if untainted.own_copies().is_empty() => {
+                let mut n = 0;
+                for pos in untainted.held(asked) {
+                    ask(self, pos, None);
+                    n += 1;
+                }
+                ignore += (untainted.len() - n) as u64;
+            }
+            _ => {
+                for (pos, own) in untainted.iter_own() {
+                    ask(self, pos, own);
                 }
             }
         }

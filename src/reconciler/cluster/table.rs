@@ -15,7 +15,7 @@ use super::super::filters::{
     FilterContext, TaintedIndex, classify_alloc_on, id_prefix, plainly_fine, plainly_running,
 };
 use super::super::reasons::{AllocCategory, ClassifyRule};
-use crate::model::{Allocation, ClientStatus};
+use crate::model::{Allocation, ClientStatus, Job};
 use std::cell::Cell;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -45,6 +45,9 @@ pub(super) struct Facts {
     /// classification and reschedule steps do, so they take these allocs
     /// as a block ([`Table::odd`] lists the others).
     pub plain: bool,
+    /// Whether its embedded job is other than the job given to
+    /// [`Table::build`] (not the same `Arc`).
+    other_job: bool,
     /// The task group, as an index into [`Table::group_names`].
     group: u32,
 }
@@ -73,6 +76,9 @@ pub(super) struct Table<'a> {
     /// The rows of the allocs that are not plain (see [`Facts::plain`]),
     /// ascending: the few a group's walks look at one by one.
     odd: Vec<u32>,
+    /// The rows of the allocs whose embedded job is not the given job
+    /// (see [`Table::asked`]), ascending; `None` when no job was given.
+    asked: Option<Vec<u32>>,
     /// The row found by the last ID lookup (lookups mostly go forward).
     hint: Cell<usize>,
 }
@@ -85,11 +91,13 @@ impl<'a> Table<'a> {
     /// some ID is held by more than one row, per distinct ID (reason record
     /// slot) the input position of its first alloc (else empty: a record
     /// is a row, see [`Table::into_order`]).
-    /// `nodes` is the table of `cx.tainted_nodes`.
+    /// `nodes` is the table of `cx.tainted_nodes`. With a `job`, the table
+    /// also lists the allocs that embed another job ([`Table::asked`]).
     pub fn build(
         input: &'a [Arc<Allocation>],
         nodes: &TaintedIndex,
         cx: &FilterContext<'_>,
+        job: Option<&Arc<Job>>,
     ) -> (Table<'a>, Vec<u32>) {
         let n = input.len();
         let mut group_names: Vec<&'a str> = Vec::new();
@@ -102,10 +110,16 @@ impl<'a> Table<'a> {
         // ascending.
         let mut server_terminal_at: Vec<u32> = Vec::new();
         let mut odd_at: Vec<u32> = Vec::new();
+        let mut asked_at: Vec<u32> = Vec::new();
+        // Whether the ID prefixes rise strictly (then the input is in ID
+        // order, one alloc per ID), and the last prefix.
+        let (mut rising, mut last_prefix) = (true, 0u128);
         // The one pass over the allocs: each is read here and, after this,
         // only where a rule needs more than its facts.
         for a in input {
             let prefix = id_prefix(&a.id);
+            rising &= facts_in.is_empty() | (last_prefix < prefix);
+            last_prefix = prefix;
             let tg = a.task_group.as_str();
             let same_group = if tg.len() <= 16 {
                 group_key == (tg.len(), id_prefix(tg))
@@ -121,6 +135,11 @@ impl<'a> Table<'a> {
                     }
                 };
                 group_key = (tg.len(), id_prefix(tg));
+            }
+            let other_job =
+                job.is_some_and(|job| !a.job.as_ref().is_some_and(|own| Arc::ptr_eq(own, job)));
+            if other_job {
+                asked_at.push(facts_in.len() as u32);
             }
             let node = nodes.get(&a.node_id);
             let facts = if plainly_fine(a, node, cx) {
@@ -138,6 +157,7 @@ impl<'a> Table<'a> {
                     unknown: false,
                     plainly_running: true,
                     plain: true,
+                    other_job,
                     group: group as u32,
                 }
             } else {
@@ -160,12 +180,17 @@ impl<'a> Table<'a> {
                     unknown: a.client_status == ClientStatus::Unknown,
                     plainly_running,
                     plain,
+                    other_job,
                     group: group as u32,
                 }
             };
             facts_in.push(facts);
         }
-        let (order, rising) = sort_order(n, |i| facts_in[i].prefix, input);
+        let (order, rising) = if rising {
+            (Vec::new(), true)
+        } else {
+            sort_order(n, |i| facts_in[i].prefix, input)
+        };
         // As rows: the input positions themselves when the input is in
         // order, else found by a walk over the rows.
         let as_rows = |at: Vec<u32>, wanted: fn(&Facts) -> bool| {
@@ -179,6 +204,7 @@ impl<'a> Table<'a> {
         };
         let server_terminal = as_rows(server_terminal_at, |f| f.server_terminal);
         let odd = as_rows(odd_at, |f| !f.plain);
+        let asked = job.map(|_| as_rows(asked_at, |f| f.other_job));
         let mut table = Table {
             input,
             order,
@@ -188,6 +214,7 @@ impl<'a> Table<'a> {
             has_duplicates: false,
             server_terminal,
             odd,
+            asked,
             hint: Cell::new(0),
         };
         // Equal IDs are neighbours; their rows share one record. IDs are
@@ -280,6 +307,15 @@ impl<'a> Table<'a> {
     #[inline]
     pub fn odd(&self) -> &[u32] {
         &self.odd
+    }
+
+    /// The positions of the allocs whose embedded job is not the job given
+    /// to [`Table::build`], ascending (`None` when none was given): the
+    /// only ones the update function needs to be asked about when it
+    /// ignores the allocs of the run's job.
+    #[inline]
+    pub fn asked(&self) -> Option<&[u32]> {
+        self.asked.as_deref()
     }
 
     /// Whether some ID is held by more than one row (else a reason record
@@ -611,6 +647,20 @@ impl PosSet {
     #[inline]
     pub fn as_slice(&self) -> &[u32] {
         &self.pos
+    }
+    /// The set's own copies, by ascending position.
+    #[inline]
+    pub fn own_copies(&self) -> &[(u32, Arc<Allocation>)] {
+        &self.own
+    }
+    /// Those of `rows` (ascending positions) the set holds, in order (each
+    /// found by a galloping search on from the last).
+    pub fn held<'s>(&'s self, rows: &'s [u32]) -> impl Iterator<Item = u32> + 's {
+        let mut at = 0;
+        rows.iter().copied().filter(move |&r| {
+            at = gallop(&self.pos, at, |x| x < r);
+            self.pos.get(at) == Some(&r)
+        })
     }
     /// The positions in order.
     #[inline]
@@ -1108,7 +1158,7 @@ mod tests {
             clock: &crate::reconciler::filters::EvalClock::new(crate::model::Time::ZERO, ""),
             rules: &rules,
         };
-        let (t, firsts) = Table::build(&input, &TaintedIndex::new(&nodes), &cx);
+        let (t, firsts) = Table::build(&input, &TaintedIndex::new(&nodes), &cx, None);
         assert_eq!(firsts.len(), 6, "one record per distinct ID");
         assert_eq!(t.slots(), 6);
         for id in ids.iter().rev().chain(ids.iter()) {

@@ -214,6 +214,7 @@ impl Entry {
             && self.eval_priority == input.eval_priority
             && self.options.rules == reads.options.rules
             && self.options.picker == reads.options.picker
+            && self.options.same_job_ignored == reads.options.same_job_ignored
             && self.deployment.as_ref() == input.deployment
             && !input.deployment_paused
             && !input.deployment_failed
