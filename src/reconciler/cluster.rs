@@ -772,7 +772,7 @@ impl LazyNameIndex<'_> {
 /// Whether an entry's alloc has client status `unknown`: from the table's
 /// facts, or from the set's own copy.
 fn is_unknown(t: &Table<'_>, pos: u32, own: Option<&Arc<Allocation>>) -> bool {
-    own.map_or(t.facts(pos).unknown, |a| {
+    own.map_or(t.facts(pos).unknown(), |a| {
         a.client_status == ClientStatus::Unknown
     })
 }
@@ -856,7 +856,7 @@ impl Reconciler<'_, '_> {
         if stopped {
             for (group, set) in &matrix {
                 for p in set.positions() {
-                    if t.facts(p).terminal {
+                    if t.facts(p).terminal() {
                         self.classify(
                             p,
                             AllocCategory::Filtered,
@@ -865,7 +865,7 @@ impl Reconciler<'_, '_> {
                         );
                     }
                 }
-                let set = set.filter_pos(|p| !t.facts(p).terminal);
+                let set = set.filter_pos(|p| !t.facts(p).terminal());
                 let n = self.filter_and_stop_all(
                     &set,
                     ClassifyRule::JobStopped,
@@ -999,7 +999,7 @@ impl Reconciler<'_, '_> {
         for (cats, cs, desc, only_unknown) in plan {
             for (p, a) in set.iter(t) {
                 let f = t.facts(p);
-                if !cats.contains(&f.cat) || (only_unknown && !f.unknown) {
+                if !cats.contains(&f.cat) || (only_unknown && !f.unknown()) {
                     continue;
                 }
                 let reason = if cs.is_some() {
@@ -1079,7 +1079,7 @@ impl Reconciler<'_, '_> {
         // Batch: terminal allocs of an older job are only counted.
         if input.job_is_batch {
             let old = all.filter(t, |p, a| {
-                t.facts(p).terminal
+                t.facts(p).terminal()
                     && (a.job_version() < job.version || a.job_create_index() < job.create_index)
             });
             for p in old.positions() {
@@ -1103,7 +1103,7 @@ impl Reconciler<'_, '_> {
         // `all` holds the table's allocs (no set's own copies).
         debug_assert!(all.iter_own().all(|(_, own)| own.is_none()));
         if t.has_duplicates() {
-            for p in all.positions().filter(|p| t.facts(*p).plain) {
+            for p in all.positions().filter(|p| t.facts(*p).plain()) {
                 self.classify(
                     p,
                     AllocCategory::Untainted,
@@ -1119,7 +1119,7 @@ impl Reconciler<'_, '_> {
         untainted.remove_where(t.odd(), |p| {
             let f = t.facts(p);
             let default = match f.cat {
-                AllocCategory::Untainted if f.plainly_running => Decision::Keep,
+                AllocCategory::Untainted if f.plainly_running() => Decision::Keep,
                 AllocCategory::Ignore => Decision::Ignore,
                 AllocCategory::Untainted | AllocCategory::Migrate => Decision::Skip,
                 _ => Decision::Keep,
@@ -1461,7 +1461,7 @@ impl Reconciler<'_, '_> {
         let (mut now, mut later) = (PosSet::new(), Vec::new());
         // `odd` ascends, so the parts are in ID order.
         set.remove_where(odd, |pos| {
-            if t.facts(pos).plainly_running {
+            if t.facts(pos).plainly_running() {
                 return false;
             }
             match split_outcome(t.alloc(pos), false, &cx) {

@@ -31,25 +31,59 @@ pub(super) struct Facts {
     pub cat: AllocCategory,
     /// The classification rule.
     pub rule: ClassifyRule,
+    /// Yes/no facts, one bit each (see the methods).
+    flags: u8,
+    /// The task group, as an index into [`Table::group_names`].
+    group: u32,
+}
+
+impl Facts {
+    const SERVER_TERMINAL: u8 = 1;
+    const TERMINAL: u8 = 2;
+    const UNKNOWN: u8 = 4;
+    const PLAINLY_RUNNING: u8 = 8;
+    const PLAIN: u8 = 16;
+    const OTHER_JOB: u8 = 32;
+
+    #[inline]
+    fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
     /// `ServerTerminalStatus()`.
-    pub server_terminal: bool,
+    #[inline]
+    pub fn server_terminal(&self) -> bool {
+        self.has(Facts::SERVER_TERMINAL)
+    }
     /// `TerminalStatus()`.
-    pub terminal: bool,
+    #[inline]
+    pub fn terminal(&self) -> bool {
+        self.has(Facts::TERMINAL)
+    }
     /// Client status `unknown`.
-    pub unknown: bool,
+    #[inline]
+    pub fn unknown(&self) -> bool {
+        self.has(Facts::UNKNOWN)
+    }
     /// Running and wanted running, no reschedule transition (never
     /// rescheduled).
-    pub plainly_running: bool,
+    #[inline]
+    pub fn plainly_running(&self) -> bool {
+        self.has(Facts::PLAINLY_RUNNING)
+    }
     /// Untainted on a fine node ([`ClassifyRule::NodeFine`]) and plainly
     /// running: most allocs. Such an alloc is kept whatever the group's
     /// classification and reschedule steps do, so they take these allocs
     /// as a block ([`Table::odd`] lists the others).
-    pub plain: bool,
+    #[inline]
+    pub fn plain(&self) -> bool {
+        self.has(Facts::PLAIN)
+    }
     /// Whether its embedded job is other than the job given to
     /// [`Table::build`] (not the same `Arc`).
-    other_job: bool,
-    /// The task group, as an index into [`Table::group_names`].
-    group: u32,
+    #[inline]
+    fn other_job(&self) -> bool {
+        self.has(Facts::OTHER_JOB)
+    }
 }
 
 /// The run's allocs in ID order (stable: of equal IDs, input order), with
@@ -141,6 +175,7 @@ impl<'a> Table<'a> {
             if other_job {
                 asked_at.push(facts_in.len() as u32);
             }
+            let other_job = if other_job { Facts::OTHER_JOB } else { 0 };
             let node = nodes.get(&a.node_id);
             let facts = if plainly_fine(a, node, cx) {
                 // The common alloc, without the rules' walk.
@@ -152,12 +187,7 @@ impl<'a> Table<'a> {
                     prefix,
                     cat: AllocCategory::Untainted,
                     rule: ClassifyRule::NodeFine,
-                    server_terminal: false,
-                    terminal: false,
-                    unknown: false,
-                    plainly_running: true,
-                    plain: true,
-                    other_job,
+                    flags: Facts::PLAINLY_RUNNING | Facts::PLAIN | other_job,
                     group: group as u32,
                 }
             } else {
@@ -171,16 +201,17 @@ impl<'a> Table<'a> {
                 if !plain {
                     odd_at.push(facts_in.len() as u32);
                 }
+                let flag = |yes: bool, flag: u8| if yes { flag } else { 0 };
                 Facts {
                     prefix,
                     cat,
                     rule,
-                    server_terminal,
-                    terminal: a.terminal_status(),
-                    unknown: a.client_status == ClientStatus::Unknown,
-                    plainly_running,
-                    plain,
-                    other_job,
+                    flags: flag(server_terminal, Facts::SERVER_TERMINAL)
+                        | flag(a.terminal_status(), Facts::TERMINAL)
+                        | flag(a.client_status == ClientStatus::Unknown, Facts::UNKNOWN)
+                        | flag(plainly_running, Facts::PLAINLY_RUNNING)
+                        | flag(plain, Facts::PLAIN)
+                        | other_job,
                     group: group as u32,
                 }
             };
@@ -202,9 +233,9 @@ impl<'a> Table<'a> {
                     .collect()
             }
         };
-        let server_terminal = as_rows(server_terminal_at, |f| f.server_terminal);
-        let odd = as_rows(odd_at, |f| !f.plain);
-        let asked = job.map(|_| as_rows(asked_at, |f| f.other_job));
+        let server_terminal = as_rows(server_terminal_at, Facts::server_terminal);
+        let odd = as_rows(odd_at, |f| !f.plain());
+        let asked = job.map(|_| as_rows(asked_at, Facts::other_job));
         let mut table = Table {
             input,
             order,

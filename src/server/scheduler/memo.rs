@@ -70,8 +70,8 @@ struct Entry {
     /// address), or a list of them when the state had none.
     allocs: Arc<AllocIndex>,
     /// The first seen of the tables equal to the one it looked the allocs'
-    /// nodes up in (see [`ReconcileMemo::tables`]; kept alive, so it is
-    /// asked again when another table comes).
+    /// nodes up in (see [`ReconcileMemo::tables`]; kept alive, so that the
+    /// nodes changed since are found from it when another table comes).
     tainted: Arc<TaintedIndex>,
     /// The ID prefixes of the allocs' nodes, in the allocs' order; made
     /// when first needed (the allocs are the same whenever it is read).
@@ -216,7 +216,10 @@ impl Entry {
             if Arc::ptr_eq(&self.tainted, table) {
                 return true;
             }
-            let i = match changes.iter().position(|(t, _)| Arc::ptr_eq(t, &self.tainted)) {
+            let i = match changes
+                .iter()
+                .position(|(t, _)| Arc::ptr_eq(t, &self.tainted))
+            {
                 Some(i) => i,
                 None => {
                     let changed = self.tainted.changed_prefixes(table);
