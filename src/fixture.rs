@@ -245,6 +245,7 @@ impl ClusterFixtureInput {
         let options = ReconcileOptions {
             rules,
             picker: self.picker.map_or(Picker::Strategy, Picker::Fixed),
+            ..ReconcileOptions::default()
         };
         let update = |alloc: &Allocation, job: &Job, _tg: &crate::model::TaskGroup| match self
             .update_kind(&alloc.id)

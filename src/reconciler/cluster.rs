@@ -146,6 +146,11 @@ pub struct ReconcileOptions {
     pub rules: ReconcilerRules,
     /// The reconnecting picker.
     pub picker: Picker,
+    /// Whether the update function answers [`UpdateType::Ignore`] for every
+    /// alloc whose embedded job is the run's job (the same `Arc`), as
+    /// Nomad's does for an unchanged `JobModifyIndex`: then the run does
+    /// not ask it about those allocs.
+    pub same_job_ignored: bool,
 }
 
 /// A placement (Nomad's `AllocPlaceResult`).
@@ -508,8 +513,21 @@ pub fn reconcile_indexed(
         rules: &options.rules,
     };
     // One pass over the allocs; the rest of the run works on the table.
-    let (table, firsts) = Table::build(&input.allocs, tainted, &cx);
-    let slots = table.slots();
+    let same_job = input.job.as_ref().filter(|_| options.same_job_ignored);
+    let (table, firsts) = Table::build(&input.allocs, tainted, &cx, same_job);
+    // With one row per ID, the plain allocs' records are written here, all
+    // at once (see `Reconciler::compute_group`).
+    let explain = if table.has_duplicates() {
+        Decisions::new(table.slots(), firsts)
+    } else {
+        debug_assert!(firsts.is_empty());
+        Decisions::kept(
+            table.slots(),
+            AllocCategory::Untainted,
+            ClassifyRule::NodeFine,
+            table.odd(),
+        )
+    };
     let mut r = Reconciler {
         input,
         clock: &clock,
@@ -525,7 +543,7 @@ pub fn reconcile_indexed(
         created_deployment: false,
         persist_initializing: false,
         result: ReconcileResult::default(),
-        explain: Decisions::new(slots, firsts),
+        explain,
     };
     r.compute();
     let mut result = r.result;
@@ -638,7 +656,8 @@ impl Later {
     }
 }
 
-/// The result of [`Reconciler::split_rescheduleable`].
+/// The result of [`Reconciler::split_plain`] and
+/// [`Reconciler::split_disconnecting`].
 #[derive(Default)]
 struct Split {
     /// Allocs that stay (not rescheduled now).
@@ -647,6 +666,44 @@ struct Split {
     now: PosSet,
     /// Allocs to reschedule later (also in `untainted`).
     later: Vec<Later>,
+}
+
+/// Where `filterByRescheduleable` puts an alloc.
+enum Outcome {
+    /// Untainted (kept).
+    Untainted,
+    /// Rescheduled now.
+    Now,
+    /// Rescheduled at this time (and untainted until then).
+    Later(Time),
+    /// In no part.
+    Dropped,
+}
+
+/// [`Outcome`] of one alloc (`filterByRescheduleable`'s loop body).
+fn split_outcome(
+    alloc: &Allocation,
+    is_disconnecting: bool,
+    cx: &RescheduleContext<'_>,
+) -> Outcome {
+    if is_disconnecting && alloc.client_status == ClientStatus::Unknown {
+        return Outcome::Dropped;
+    }
+    if !alloc.next_allocation.is_empty() && alloc.terminal_status() {
+        return Outcome::Dropped;
+    }
+    let (is_untainted, ignore) = filters::should_filter(alloc, cx.is_batch);
+    if is_untainted && !is_disconnecting {
+        return Outcome::Untainted;
+    }
+    if ignore {
+        return Outcome::Dropped;
+    }
+    match filters::update_by_reschedulable(alloc, is_disconnecting, cx) {
+        (true, _, _) => Outcome::Now,
+        (false, true, time) => Outcome::Later(time),
+        _ => Outcome::Untainted,
+    }
 }
 
 /// The classification sets of a group (`classifyAllocs`).
@@ -715,7 +772,7 @@ impl LazyNameIndex<'_> {
 /// Whether an entry's alloc has client status `unknown`: from the table's
 /// facts, or from the set's own copy.
 fn is_unknown(t: &Table<'_>, pos: u32, own: Option<&Arc<Allocation>>) -> bool {
-    own.map_or(t.facts(pos).unknown, |a| {
+    own.map_or(t.facts(pos).unknown(), |a| {
         a.client_status == ClientStatus::Unknown
     })
 }
@@ -799,7 +856,7 @@ impl Reconciler<'_, '_> {
         if stopped {
             for (group, set) in &matrix {
                 for p in set.positions() {
-                    if t.facts(p).terminal {
+                    if t.facts(p).terminal() {
                         self.classify(
                             p,
                             AllocCategory::Filtered,
@@ -808,7 +865,7 @@ impl Reconciler<'_, '_> {
                         );
                     }
                 }
-                let set = set.filter_pos(|p| !t.facts(p).terminal);
+                let set = set.filter_pos(|p| !t.facts(p).terminal());
                 let n = self.filter_and_stop_all(
                     &set,
                     ClassifyRule::JobStopped,
@@ -942,7 +999,7 @@ impl Reconciler<'_, '_> {
         for (cats, cs, desc, only_unknown) in plan {
             for (p, a) in set.iter(t) {
                 let f = t.facts(p);
-                if !cats.contains(&f.cat) || (only_unknown && !f.unknown) {
+                if !cats.contains(&f.cat) || (only_unknown && !f.unknown()) {
                     continue;
                 }
                 let reason = if cs.is_some() {
@@ -1022,7 +1079,7 @@ impl Reconciler<'_, '_> {
         // Batch: terminal allocs of an older job are only counted.
         if input.job_is_batch {
             let old = all.filter(t, |p, a| {
-                t.facts(p).terminal
+                t.facts(p).terminal()
                     && (a.job_version() < job.version || a.job_create_index() < job.create_index)
             });
             for p in old.positions() {
@@ -1039,45 +1096,48 @@ impl Reconciler<'_, '_> {
 
         let canaries = self.cancel_unneeded_canaries(&mut all, &mut du, &mut stops);
 
-        // `classifyAllocs`, as the table classified each alloc.
-        let mut c = Classes {
-            untainted: PosSet::with_capacity(all.len()),
-            ..Default::default()
-        };
-        // Whether every untainted alloc is plainly running (the sets hold
-        // the table's allocs): then the reschedule split keeps them all
-        // untainted, and their decision (keep) is taken here.
-        let mut untainted_plain = true;
+        // `classifyAllocs`, as the table classified each alloc. The plain
+        // allocs (most) are untainted and kept: they stay in the untainted
+        // set as a block, and with one row per ID their records were
+        // written when the run started; the others are taken one by one.
         // `all` holds the table's allocs (no set's own copies).
         debug_assert!(all.iter_own().all(|(_, own)| own.is_none()));
-        for p in all.positions() {
-            let f = t.facts(p);
-            if f.cat == AllocCategory::Untainted && f.plainly_running {
-                // The common alloc.
-                self.classify(p, f.cat, f.rule, Decision::Keep);
-                c.untainted.push(p);
-                continue;
+        if t.has_duplicates() {
+            for p in all.positions().filter(|p| t.facts(*p).plain()) {
+                self.classify(
+                    p,
+                    AllocCategory::Untainted,
+                    ClassifyRule::NodeFine,
+                    Decision::Keep,
+                );
             }
-            untainted_plain &= !matches!(f.cat, AllocCategory::Untainted | AllocCategory::Filtered);
+        }
+        let mut c = Classes::default();
+        // The untainted allocs that are not plain (ascending).
+        let mut untainted_odd: Vec<u32> = Vec::new();
+        let mut untainted = all.clone();
+        untainted.remove_where(t.odd(), |p| {
+            let f = t.facts(p);
             let default = match f.cat {
+                AllocCategory::Untainted if f.plainly_running() => Decision::Keep,
                 AllocCategory::Ignore => Decision::Ignore,
                 AllocCategory::Untainted | AllocCategory::Migrate => Decision::Skip,
                 _ => Decision::Keep,
             };
             self.classify(p, f.cat, f.rule, default);
+            if matches!(f.cat, AllocCategory::Untainted | AllocCategory::Filtered) {
+                untainted_odd.push(p);
+                return false;
+            }
             c.set_mut(f.cat).push(p);
-        }
+            true
+        });
+        c.untainted = untainted;
         du.ignore += c.ignore.len() as u64;
 
-        let split = if untainted_plain {
-            Split {
-                untainted: std::mem::take(&mut c.untainted),
-                ..Default::default()
-            }
-        } else {
-            self.split_rescheduleable(&c.untainted, false)
-        };
-        let msplit = self.split_rescheduleable(&c.migrate, false);
+        // The plain allocs stay untainted; the others are split one by one.
+        let split = self.split_plain(std::mem::take(&mut c.untainted), &untainted_odd);
+        let msplit = self.split_plain(c.migrate.clone(), c.migrate.as_slice());
         let mut reschedule_now = split.now;
         reschedule_now.union_with(&msplit.now);
         let mut sets = GroupSets {
@@ -1089,14 +1149,9 @@ impl Reconciler<'_, '_> {
             reschedule_later: split.later.into_iter().chain(msplit.later).collect(),
             reconnecting: PosSet::new(),
         };
-        if !untainted_plain {
-            // The common allocs were decided (keep) as they were classified.
-            for p in sets.untainted.positions() {
-                let f = t.facts(p);
-                if !(f.cat == AllocCategory::Untainted && f.plainly_running) {
-                    self.explain.decide(t.slot(p), Decision::Keep);
-                }
-            }
+        // The plain allocs were decided (keep) as they were classified.
+        for p in sets.untainted.held(&untainted_odd) {
+            self.explain.decide(t.slot(p), Decision::Keep);
         }
         for p in sets.migrate.positions() {
             self.explain.decide(t.slot(p), Decision::Migrate);
@@ -1394,79 +1449,61 @@ impl Reconciler<'_, '_> {
         complete
     }
 
-    /// `filterByRescheduleable`: splits a set into untainted,
-    /// reschedule-now and reschedule-later, as
-    /// [`filters::split_rescheduleable`] does for an [`AllocSet`].
-    fn split_rescheduleable(&self, set: &PosSet, is_disconnecting: bool) -> Split {
+    /// `filterByRescheduleable` of a set that is not disconnecting and
+    /// holds the table's allocs (no copies of its own), all of them plainly
+    /// running but for
+    /// `odd` (ascending positions, each in `set`): those stay untainted (what `should_filter` and `update_by_reschedulable`
+    /// answer for them) as a block, and `odd` are split one by one. Takes
+    /// the set: its allocs that stay are the untainted part.
+    fn split_plain(&self, mut set: PosSet, odd: &[u32]) -> Split {
         let t = self.table;
         let cx = self.reschedule_cx();
-        let mut out = Split {
-            untainted: PosSet::with_capacity(set.len()),
-            ..Default::default()
-        };
-        // `set` is in ID order, so the parts are too.
-        if !is_disconnecting && !set.has_copies() {
-            // The table's plainly running allocs stay untainted (what
-            // `should_filter` and `update_by_reschedulable` answer for
-            // them): copied a stretch at a time, the others taken one by one.
-            let mut start = 0;
-            let plain = |p: u32| t.facts(p).plainly_running;
-            while let Some((k, pos)) = set.copy_while(start, &mut out.untainted, plain) {
-                self.split_one(&mut out, pos, None, false, &cx);
-                start = k + 1;
+        let (mut now, mut later) = (PosSet::new(), Vec::new());
+        // `odd` ascends, so the parts are in ID order.
+        set.remove_where(odd, |pos| {
+            if t.facts(pos).plainly_running() {
+                return false;
             }
-            return out;
-        }
-        for (pos, own) in set.iter_own() {
-            let plain = own.map_or(t.facts(pos).plainly_running, |a| {
-                filters::plainly_running(a)
-            });
-            if !is_disconnecting && plain {
-                // What `should_filter` and `update_by_reschedulable` answer
-                // for it: untainted, nothing to reschedule.
-                out.untainted.push_with(pos, own.cloned());
-                continue;
+            match split_outcome(t.alloc(pos), false, &cx) {
+                Outcome::Untainted => false,
+                Outcome::Later(time) => {
+                    later.push(Later { pos, time });
+                    false
+                }
+                Outcome::Now => {
+                    now.push(pos);
+                    true
+                }
+                Outcome::Dropped => true,
             }
-            self.split_one(&mut out, pos, own, is_disconnecting, &cx);
+        });
+        Split {
+            untainted: set,
+            now,
+            later,
         }
-        out
     }
 
-    /// [`Reconciler::split_rescheduleable`] of one alloc (the set's copy
-    /// `own`, else the table's at `pos`) that is not plainly running (or
-    /// disconnecting).
-    fn split_one(
-        &self,
-        out: &mut Split,
-        pos: u32,
-        own: Option<&Arc<Allocation>>,
-        is_disconnecting: bool,
-        cx: &RescheduleContext<'_>,
-    ) {
-        let alloc = own.unwrap_or(self.table.alloc(pos));
-        if is_disconnecting && alloc.client_status == ClientStatus::Unknown {
-            return;
+    /// `filterByRescheduleable` of the disconnecting allocs: splits them
+    /// into untainted, reschedule-now and reschedule-later, as
+    /// [`filters::split_rescheduleable`] does for an [`AllocSet`].
+    fn split_disconnecting(&self, set: &PosSet) -> Split {
+        let t = self.table;
+        let cx = self.reschedule_cx();
+        let mut out = Split::default();
+        // `set` is in ID order, so the parts are too.
+        for (pos, own) in set.iter_own() {
+            match split_outcome(own.unwrap_or(t.alloc(pos)), true, &cx) {
+                Outcome::Untainted => out.untainted.push_with(pos, own.cloned()),
+                Outcome::Now => out.now.push_with(pos, own.cloned()),
+                Outcome::Later(time) => {
+                    out.later.push(Later { pos, time });
+                    out.untainted.push_with(pos, own.cloned());
+                }
+                Outcome::Dropped => {}
+            }
         }
-        if !alloc.next_allocation.is_empty() && alloc.terminal_status() {
-            return;
-        }
-        let (is_untainted, ignore) = filters::should_filter(alloc, cx.is_batch);
-        if is_untainted && !is_disconnecting {
-            out.untainted.push_with(pos, own.cloned());
-            return;
-        }
-        if ignore {
-            return;
-        }
-        let (now, later, time) = filters::update_by_reschedulable(alloc, is_disconnecting, cx);
-        if now {
-            out.now.push_with(pos, own.cloned());
-            return;
-        }
-        if later {
-            out.later.push(Later { pos, time });
-        }
-        out.untainted.push_with(pos, own.cloned());
+        out
     }
 
     /// `cancelUnneededCanaries`: stops canaries of old or failed deployments,
@@ -1806,7 +1843,7 @@ impl Reconciler<'_, '_> {
     ) -> FollowupIds {
         let input = self.input;
         let t = self.table;
-        let split = self.split_rescheduleable(&sets.disconnecting, true);
+        let split = self.split_disconnecting(&sets.disconnecting);
         sets.reschedule_now.union_with(&split.now);
         sets.untainted.union_with(&split.untainted);
         sets.reschedule_later.extend(split.later);
@@ -2185,14 +2222,30 @@ impl Reconciler<'_, '_> {
         let mut inplace = AllocSet::new();
         let mut destructive = PosSet::new();
         let mut ignore = 0u64;
-        for (pos, own) in untainted.iter_own() {
+        let mut ask = |this: &mut Self, pos: u32, own: Option<&Arc<Allocation>>| {
             let a = own.unwrap_or(t.alloc(pos));
-            match (self.update_fn)(a, job, tg) {
+            match (this.update_fn)(a, job, tg) {
                 UpdateType::Ignore => ignore += 1,
                 UpdateType::Destructive => destructive.push_with(pos, own.cloned()),
                 UpdateType::InPlace(updated) => {
-                    self.explain.decide(t.slot(pos), Decision::InPlaceUpdate);
+                    this.explain.decide(t.slot(pos), Decision::InPlaceUpdate);
                     inplace.insert(updated);
+                }
+            }
+        };
+        match t.asked() {
+            // The allocs that run the run's job are ignored unasked.
+            Some(asked) if untainted.own_copies().is_empty() => {
+                let mut n = 0;
+                for pos in untainted.held(asked) {
+                    ask(self, pos, None);
+                    n += 1;
+                }
+                ignore += (untainted.len() - n) as u64;
+            }
+            _ => {
+                for (pos, own) in untainted.iter_own() {
+                    ask(self, pos, own);
                 }
             }
         }

@@ -301,6 +301,38 @@ impl TaintedIndex {
         }
     }
 
+    /// The ID prefixes ([`id_prefix`]) of the nodes whose entries differ
+    /// between this table and `other` (tainted in one only, or with another
+    /// status), ascending, each once: a node not among them has the same
+    /// entry in both. Of nodes sharing a prefix, one that differs names it.
+    pub(crate) fn changed_prefixes(&self, other: &TaintedIndex) -> Vec<u128> {
+        let (a, b) = (&self.prefixes, &other.prefixes);
+        let (mut i, mut j) = (0, 0);
+        let mut out = Vec::new();
+        // A merge of the two lists (in ID order, so by prefix).
+        while i < a.len() || j < b.len() {
+            match (a.get(i), b.get(j)) {
+                (Some(x), Some(y)) if x == y => {
+                    if self.id(i) != other.id(j) || self.nodes[i].1 != other.nodes[j].1 {
+                        out.push(*x);
+                    }
+                    i += 1;
+                    j += 1;
+                }
+                (Some(x), y) if y.is_none_or(|y| x < y) => {
+                    out.push(*x);
+                    i += 1;
+                }
+                (_, y) => {
+                    out.extend(y);
+                    j += 1;
+                }
+            }
+        }
+        out.dedup();
+        out
+    }
+
     /// Whether this is the table of `nodes` (for debug checks of a table
     /// kept between runs).
     pub fn indexes(&self, nodes: &BTreeMap<String, Option<Node>>) -> bool {
@@ -823,6 +855,59 @@ mod id_prefix_tests {
             for b in ids {
                 if id_prefix(a) != id_prefix(b) {
                     assert_eq!(id_prefix(a).cmp(&id_prefix(b)), a.cmp(b), "{a} {b}");
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `changed_prefixes` names every node whose entry differs (added,
+    /// removed, gone, another status), also among IDs that share a
+    /// prefix, and nothing for equal tables.
+    #[test]
+    fn changed_prefixes_name_every_changed_node() {
+        let long = |i: u32| format!("0123456789abcdef-{i}");
+        let node = |status: NodeStatus| {
+            Some(Node {
+                status,
+                ..Default::default()
+            })
+        };
+        let tables: Vec<BTreeMap<String, Option<Node>>> = vec![
+            BTreeMap::new(),
+            BTreeMap::from([("a".to_string(), node(NodeStatus::Down))]),
+            BTreeMap::from([("a".to_string(), None)]),
+            BTreeMap::from([
+                ("a".to_string(), node(NodeStatus::Disconnected)),
+                ("b".to_string(), node(NodeStatus::Down)),
+            ]),
+            BTreeMap::from([
+                (long(1), node(NodeStatus::Down)),
+                (long(2), node(NodeStatus::Down)),
+            ]),
+            BTreeMap::from([
+                (long(1), node(NodeStatus::Down)),
+                (long(2), node(NodeStatus::Disconnected)),
+                ("b".to_string(), node(NodeStatus::Down)),
+            ]),
+            BTreeMap::from([(long(2), node(NodeStatus::Down))]),
+        ];
+        for x in &tables {
+            for y in &tables {
+                let (a, b) = (TaintedIndex::new(x), TaintedIndex::new(y));
+                let changed = a.changed_prefixes(&b);
+                assert!(changed.is_sorted_by(|p, q| p < q), "{x:?} {y:?}");
+                if x == y {
+                    assert!(changed.is_empty());
+                }
+                for id in x.keys().chain(y.keys()) {
+                    if a.get(id) != b.get(id) {
+                        assert!(changed.contains(&id_prefix(id)), "{id}: {x:?} {y:?}");
+                    }
                 }
             }
         }

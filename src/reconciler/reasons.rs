@@ -468,6 +468,16 @@ struct Record {
     decision: Compact,
 }
 
+impl Record {
+    /// The record of an alloc not classified (yet).
+    const HIDDEN: Record = Record {
+        set: AllocCategory::Filtered,
+        rule: ClassifyRule::Default,
+        live: false,
+        decision: Compact::Skip,
+    };
+}
+
 /// The reason records of a run (the result's
 /// [`decisions`](crate::reconciler::cluster::ReconcileResult::decisions)):
 /// one per alloc ID, in ID order, addressed during the run by its slot
@@ -493,18 +503,39 @@ impl Decisions {
     /// slot's input position (empty: not known yet, see
     /// [`Decisions::set_positions`]).
     pub(crate) fn new(slots: usize, pos: Vec<u32>) -> Self {
-        let hidden = Record {
-            set: AllocCategory::Filtered,
-            rule: ClassifyRule::Default,
-            live: false,
-            decision: Compact::Skip,
-        };
         debug_assert!(pos.is_empty() || pos.len() == slots);
         Decisions {
             pos,
-            records: vec![hidden; slots],
+            records: vec![Record::HIDDEN; slots],
             full: Vec::new(),
         }
+    }
+
+    /// A record for each of `slots` alloc IDs, one per input position:
+    /// classified in `set` by `rule` and kept, but for the slots `hidden`
+    /// (ascending), which are hidden as in [`Decisions::new`]. A run whose
+    /// most allocs are classified and kept alike starts from these and
+    /// records only the others.
+    pub(crate) fn kept(
+        slots: usize,
+        set: AllocCategory,
+        rule: ClassifyRule,
+        hidden: &[u32],
+    ) -> Self {
+        let mut d = Decisions::new(0, Vec::new());
+        d.records = vec![
+            Record {
+                set,
+                rule,
+                live: true,
+                decision: Compact::Keep,
+            };
+            slots
+        ];
+        for slot in hidden {
+            d.records[*slot as usize] = Record::HIDDEN;
+        }
+        d
     }
 
     /// Sets each slot's input position when [`Decisions::new`] had none

@@ -868,8 +868,10 @@ impl Server {
         let list = self.state.allocs_by_job.get(&eval.job_id).cloned();
         let allocs = list.as_deref().map_or(&[][..], super::AllocIndex::as_slice);
         let tainted = self.cluster_tainted_nodes(allocs);
+        // The update function below ignores the allocs of the job itself.
         let options = ReconcileOptions {
             rules: reconciler_rules(&self.rules, self.version),
+            same_job_ignored: true,
             ..ReconcileOptions::default()
         };
         let current = self

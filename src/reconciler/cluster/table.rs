@@ -15,7 +15,7 @@ use super::super::filters::{
     FilterContext, TaintedIndex, classify_alloc_on, id_prefix, plainly_fine, plainly_running,
 };
 use super::super::reasons::{AllocCategory, ClassifyRule};
-use crate::model::{Allocation, ClientStatus};
+use crate::model::{Allocation, ClientStatus, Job};
 use std::cell::Cell;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -31,17 +31,59 @@ pub(super) struct Facts {
     pub cat: AllocCategory,
     /// The classification rule.
     pub rule: ClassifyRule,
-    /// `ServerTerminalStatus()`.
-    pub server_terminal: bool,
-    /// `TerminalStatus()`.
-    pub terminal: bool,
-    /// Client status `unknown`.
-    pub unknown: bool,
-    /// Running and wanted running, no reschedule transition (never
-    /// rescheduled).
-    pub plainly_running: bool,
+    /// Yes/no facts, one bit each (see the methods).
+    flags: u8,
     /// The task group, as an index into [`Table::group_names`].
     group: u32,
+}
+
+impl Facts {
+    const SERVER_TERMINAL: u8 = 1;
+    const TERMINAL: u8 = 2;
+    const UNKNOWN: u8 = 4;
+    const PLAINLY_RUNNING: u8 = 8;
+    const PLAIN: u8 = 16;
+    const OTHER_JOB: u8 = 32;
+
+    #[inline]
+    fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+    /// `ServerTerminalStatus()`.
+    #[inline]
+    pub fn server_terminal(&self) -> bool {
+        self.has(Facts::SERVER_TERMINAL)
+    }
+    /// `TerminalStatus()`.
+    #[inline]
+    pub fn terminal(&self) -> bool {
+        self.has(Facts::TERMINAL)
+    }
+    /// Client status `unknown`.
+    #[inline]
+    pub fn unknown(&self) -> bool {
+        self.has(Facts::UNKNOWN)
+    }
+    /// Running and wanted running, no reschedule transition (never
+    /// rescheduled).
+    #[inline]
+    pub fn plainly_running(&self) -> bool {
+        self.has(Facts::PLAINLY_RUNNING)
+    }
+    /// Untainted on a fine node ([`ClassifyRule::NodeFine`]) and plainly
+    /// running: most allocs. Such an alloc is kept whatever the group's
+    /// classification and reschedule steps do, so they take these allocs
+    /// as a block ([`Table::odd`] lists the others).
+    #[inline]
+    pub fn plain(&self) -> bool {
+        self.has(Facts::PLAIN)
+    }
+    /// Whether its embedded job is other than the job given to
+    /// [`Table::build`] (not the same `Arc`).
+    #[inline]
+    fn other_job(&self) -> bool {
+        self.has(Facts::OTHER_JOB)
+    }
 }
 
 /// The run's allocs in ID order (stable: of equal IDs, input order), with
@@ -65,6 +107,12 @@ pub(super) struct Table<'a> {
     has_duplicates: bool,
     /// The rows of the server-terminal allocs, ascending.
     server_terminal: Vec<u32>,
+    /// The rows of the allocs that are not plain (see [`Facts::plain`]),
+    /// ascending: the few a group's walks look at one by one.
+    odd: Vec<u32>,
+    /// The rows of the allocs whose embedded job is not the given job
+    /// (see [`Table::asked`]), ascending; `None` when no job was given.
+    asked: Option<Vec<u32>>,
     /// The row found by the last ID lookup (lookups mostly go forward).
     hint: Cell<usize>,
 }
@@ -77,11 +125,13 @@ impl<'a> Table<'a> {
     /// some ID is held by more than one row, per distinct ID (reason record
     /// slot) the input position of its first alloc (else empty: a record
     /// is a row, see [`Table::into_order`]).
-    /// `nodes` is the table of `cx.tainted_nodes`.
+    /// `nodes` is the table of `cx.tainted_nodes`. With a `job`, the table
+    /// also lists the allocs that embed another job ([`Table::asked`]).
     pub fn build(
         input: &'a [Arc<Allocation>],
         nodes: &TaintedIndex,
         cx: &FilterContext<'_>,
+        job: Option<&Arc<Job>>,
     ) -> (Table<'a>, Vec<u32>) {
         let n = input.len();
         let mut group_names: Vec<&'a str> = Vec::new();
@@ -90,12 +140,20 @@ impl<'a> Table<'a> {
         // The current group's name as (length, prefix): names of up to 16
         // bytes are equal when these are (no call to compare them).
         let mut group_key = (usize::MAX, 0u128);
-        // Input positions of the server-terminal allocs, ascending.
+        // Input positions of the server-terminal and of the odd allocs,
+        // ascending.
         let mut server_terminal_at: Vec<u32> = Vec::new();
+        let mut odd_at: Vec<u32> = Vec::new();
+        let mut asked_at: Vec<u32> = Vec::new();
+        // Whether the ID prefixes rise strictly (then the input is in ID
+        // order, one alloc per ID), and the last prefix.
+        let (mut rising, mut last_prefix) = (true, 0u128);
         // The one pass over the allocs: each is read here and, after this,
         // only where a rule needs more than its facts.
         for a in input {
             let prefix = id_prefix(&a.id);
+            rising &= facts_in.is_empty() | (last_prefix < prefix);
+            last_prefix = prefix;
             let tg = a.task_group.as_str();
             let same_group = if tg.len() <= 16 {
                 group_key == (tg.len(), id_prefix(tg))
@@ -112,6 +170,12 @@ impl<'a> Table<'a> {
                 };
                 group_key = (tg.len(), id_prefix(tg));
             }
+            let other_job =
+                job.is_some_and(|job| !a.job.as_ref().is_some_and(|own| Arc::ptr_eq(own, job)));
+            if other_job {
+                asked_at.push(facts_in.len() as u32);
+            }
+            let other_job = if other_job { Facts::OTHER_JOB } else { 0 };
             let node = nodes.get(&a.node_id);
             let facts = if plainly_fine(a, node, cx) {
                 // The common alloc, without the rules' walk.
@@ -123,10 +187,7 @@ impl<'a> Table<'a> {
                     prefix,
                     cat: AllocCategory::Untainted,
                     rule: ClassifyRule::NodeFine,
-                    server_terminal: false,
-                    terminal: false,
-                    unknown: false,
-                    plainly_running: true,
+                    flags: Facts::PLAINLY_RUNNING | Facts::PLAIN | other_job,
                     group: group as u32,
                 }
             } else {
@@ -135,29 +196,46 @@ impl<'a> Table<'a> {
                 if server_terminal {
                     server_terminal_at.push(facts_in.len() as u32);
                 }
+                let plainly_running = plainly_running(a);
+                let plain = plainly_running && rule == ClassifyRule::NodeFine;
+                if !plain {
+                    odd_at.push(facts_in.len() as u32);
+                }
+                let flag = |yes: bool, flag: u8| if yes { flag } else { 0 };
                 Facts {
                     prefix,
                     cat,
                     rule,
-                    server_terminal,
-                    terminal: a.terminal_status(),
-                    unknown: a.client_status == ClientStatus::Unknown,
-                    plainly_running: plainly_running(a),
+                    flags: flag(server_terminal, Facts::SERVER_TERMINAL)
+                        | flag(a.terminal_status(), Facts::TERMINAL)
+                        | flag(a.client_status == ClientStatus::Unknown, Facts::UNKNOWN)
+                        | flag(plainly_running, Facts::PLAINLY_RUNNING)
+                        | flag(plain, Facts::PLAIN)
+                        | other_job,
                     group: group as u32,
                 }
             };
             facts_in.push(facts);
         }
-        let (order, rising) = sort_order(n, |i| facts_in[i].prefix, input);
+        let (order, rising) = if rising {
+            (Vec::new(), true)
+        } else {
+            sort_order(n, |i| facts_in[i].prefix, input)
+        };
         // As rows: the input positions themselves when the input is in
         // order, else found by a walk over the rows.
-        let server_terminal = if order.is_empty() || server_terminal_at.is_empty() {
-            server_terminal_at
-        } else {
-            (0..n as u32)
-                .filter(|k| facts_in[order[*k as usize] as usize].server_terminal)
-                .collect()
+        let as_rows = |at: Vec<u32>, wanted: fn(&Facts) -> bool| {
+            if order.is_empty() || at.is_empty() {
+                at
+            } else {
+                (0..n as u32)
+                    .filter(|k| wanted(&facts_in[order[*k as usize] as usize]))
+                    .collect()
+            }
         };
+        let server_terminal = as_rows(server_terminal_at, Facts::server_terminal);
+        let odd = as_rows(odd_at, |f| !f.plain());
+        let asked = job.map(|_| as_rows(asked_at, Facts::other_job));
         let mut table = Table {
             input,
             order,
@@ -166,6 +244,8 @@ impl<'a> Table<'a> {
             group_names,
             has_duplicates: false,
             server_terminal,
+            odd,
+            asked,
             hint: Cell::new(0),
         };
         // Equal IDs are neighbours; their rows share one record. IDs are
@@ -251,6 +331,29 @@ impl<'a> Table<'a> {
     #[inline]
     pub fn server_terminal(&self) -> &[u32] {
         &self.server_terminal
+    }
+
+    /// The positions of the allocs that are not plain ([`Facts::plain`]),
+    /// ascending.
+    #[inline]
+    pub fn odd(&self) -> &[u32] {
+        &self.odd
+    }
+
+    /// The positions of the allocs whose embedded job is not the job given
+    /// to [`Table::build`], ascending (`None` when none was given): the
+    /// only ones the update function needs to be asked about when it
+    /// ignores the allocs of the run's job.
+    #[inline]
+    pub fn asked(&self) -> Option<&[u32]> {
+        self.asked.as_deref()
+    }
+
+    /// Whether some ID is held by more than one row (else a reason record
+    /// is a row).
+    #[inline]
+    pub fn has_duplicates(&self) -> bool {
+        self.has_duplicates
     }
 
     /// The alloc at `pos`.
@@ -571,33 +674,24 @@ impl PosSet {
             self.own.push((pos, a));
         }
     }
-    /// For a set without copies of its own (see [`PosSet::has_copies`]):
-    /// appends to `out` its positions from index `start` on, up to the
-    /// first one `keep` refuses, as one stretch; returns that position and
-    /// its index (`None` at the end).
+    /// The positions, ascending.
     #[inline]
-    pub fn copy_while(
-        &self,
-        start: usize,
-        out: &mut PosSet,
-        keep: impl Fn(u32) -> bool,
-    ) -> Option<(usize, u32)> {
-        debug_assert!(self.own.is_empty(), "copy_while on a set with copies");
-        let rest = self.pos.get(start..).unwrap_or_default();
-        let stop = rest.iter().position(|p| !keep(*p));
-        let end = stop.unwrap_or(rest.len());
-        debug_assert!(
-            out.pos
-                .last()
-                .is_none_or(|last| rest.first().is_none_or(|p| last < p))
-        );
-        out.pos.extend_from_slice(&rest[..end]);
-        stop.map(|k| (start + k, rest[k]))
+    pub fn as_slice(&self) -> &[u32] {
+        &self.pos
     }
-    /// Whether the set holds copies of its own.
+    /// The set's own copies, by ascending position.
     #[inline]
-    pub fn has_copies(&self) -> bool {
-        !self.own.is_empty()
+    pub fn own_copies(&self) -> &[(u32, Arc<Allocation>)] {
+        &self.own
+    }
+    /// Those of `rows` (ascending positions) the set holds, in order (each
+    /// found by a galloping search on from the last).
+    pub fn held<'s>(&'s self, rows: &'s [u32]) -> impl Iterator<Item = u32> + 's {
+        let mut at = 0;
+        rows.iter().copied().filter(move |&r| {
+            at = gallop(&self.pos, at, |x| x < r);
+            self.pos.get(at) == Some(&r)
+        })
     }
     /// The positions in order.
     #[inline]
@@ -1095,7 +1189,7 @@ mod tests {
             clock: &crate::reconciler::filters::EvalClock::new(crate::model::Time::ZERO, ""),
             rules: &rules,
         };
-        let (t, firsts) = Table::build(&input, &TaintedIndex::new(&nodes), &cx);
+        let (t, firsts) = Table::build(&input, &TaintedIndex::new(&nodes), &cx, None);
         assert_eq!(firsts.len(), 6, "one record per distinct ID");
         assert_eq!(t.slots(), 6);
         for id in ids.iter().rev().chain(ids.iter()) {

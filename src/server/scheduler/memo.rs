@@ -22,7 +22,7 @@
 use super::KeptAttempt;
 use crate::model::{Allocation, Deployment, Job, Time};
 use crate::reconciler::cluster::{ClusterInput, ReconcileOptions, ReconcileResult};
-use crate::reconciler::filters::TaintedIndex;
+use crate::reconciler::filters::{TaintedIndex, id_prefix};
 use crate::scenario::format::JobSpec;
 use crate::server::AllocIndex;
 use std::collections::BTreeMap;
@@ -37,6 +37,11 @@ pub struct ReconcileMemo {
     /// nodes as they were): entries keep that first one, so that a table
     /// equal to an entry's is known by its address.
     tables: Option<(Arc<TaintedIndex>, Arc<TaintedIndex>)>,
+    /// Per table an entry keeps that is not the last one seen (the first of
+    /// [`ReconcileMemo::tables`]): the ID prefixes of the nodes whose
+    /// entries differ between the two ([`TaintedIndex::changed_prefixes`]),
+    /// found when first asked; emptied when another table comes.
+    changes: Vec<(Arc<TaintedIndex>, Vec<u128>)>,
 }
 
 impl Clone for ReconcileMemo {
@@ -65,9 +70,12 @@ struct Entry {
     /// address), or a list of them when the state had none.
     allocs: Arc<AllocIndex>,
     /// The first seen of the tables equal to the one it looked the allocs'
-    /// nodes up in (see [`ReconcileMemo::tables`]; kept alive, so it is
-    /// asked again when another table comes).
+    /// nodes up in (see [`ReconcileMemo::tables`]; kept alive, so that the
+    /// nodes changed since are found from it when another table comes).
     tainted: Arc<TaintedIndex>,
+    /// The ID prefixes of the allocs' nodes, in the allocs' order; made
+    /// when first needed (the allocs are the same whenever it is read).
+    node_prefixes: Vec<u128>,
     deployment: Option<Deployment>,
     job_is_batch: bool,
     eval_priority: i64,
@@ -167,7 +175,14 @@ impl Entry {
     /// the time and eval; `table` is the first seen of the tables equal to
     /// the reads' (the entry keeps it when the allocs' nodes are as they
     /// were in its own).
-    fn matches(&mut self, input: &Probe<'_>, reads: &Reads<'_>, table: &Arc<TaintedIndex>) -> bool {
+    /// `changes` are the memo's [`ReconcileMemo::changes`].
+    fn matches(
+        &mut self,
+        input: &Probe<'_>,
+        reads: &Reads<'_>,
+        table: &Arc<TaintedIndex>,
+        changes: &mut Vec<(Arc<TaintedIndex>, Vec<u128>)>,
+    ) -> bool {
         debug_assert!(
             reads.allocs.is_none_or(|list| holds(list, input.allocs)),
             "the input's allocs are not a copy of the job's list"
@@ -193,16 +208,30 @@ impl Entry {
                     .zip(specs)
                     .all(|((va, a), (vb, b))| va == vb && Arc::ptr_eq(a, b))
         };
-        // An equal table answers the same; with another one, both are
-        // asked for each alloc's node (whether tainted, and its status).
+        // An equal table answers the same; with another one, the nodes
+        // whose entries differ (whether tainted, and the status) must
+        // hold none of the allocs (looked for by ID prefix: a node that
+        // only shares a prefix with one of them counts too).
         let mut same_nodes = || {
             if Arc::ptr_eq(&self.tainted, table) {
                 return true;
             }
-            let same = input
-                .allocs
+            let i = match changes
                 .iter()
-                .all(|a| self.tainted.get(&a.node_id) == reads.tainted.get(&a.node_id));
+                .position(|(t, _)| Arc::ptr_eq(t, &self.tainted))
+            {
+                Some(i) => i,
+                None => {
+                    let changed = self.tainted.changed_prefixes(table);
+                    changes.push((Arc::clone(&self.tainted), changed));
+                    changes.len() - 1
+                }
+            };
+            let changed = &changes[i].1;
+            if !changed.is_empty() && self.node_prefixes.len() != input.allocs.len() {
+                self.node_prefixes = input.allocs.iter().map(|a| id_prefix(&a.node_id)).collect();
+            }
+            let same = changed.iter().all(|c| !self.node_prefixes.contains(c));
             if same {
                 self.tainted = Arc::clone(table);
             }
@@ -214,6 +243,7 @@ impl Entry {
             && self.eval_priority == input.eval_priority
             && self.options.rules == reads.options.rules
             && self.options.picker == reads.options.picker
+            && self.options.same_job_ignored == reads.options.same_job_ignored
             && self.deployment.as_ref() == input.deployment
             && !input.deployment_paused
             && !input.deployment_failed
@@ -236,7 +266,7 @@ impl ReconcileMemo {
         if !entry
             .result
             .holds_for(input.allocs, input.now, input.eval_id)
-            || !entry.matches(input, reads, &table)
+            || !entry.matches(input, reads, &table, &mut self.changes)
         {
             return None;
         }
@@ -252,7 +282,10 @@ impl ReconcileMemo {
         let first = match &self.tables {
             Some((last, first)) if Arc::ptr_eq(last, table) => return Arc::clone(first),
             Some((_, first)) if **first == **table => Arc::clone(first),
-            _ => Arc::clone(table),
+            _ => {
+                self.changes.clear();
+                Arc::clone(table)
+            }
         };
         self.tables = Some((Arc::clone(table), Arc::clone(&first)));
         first
@@ -280,6 +313,7 @@ impl ReconcileMemo {
                 }),
             },
             tainted: self.table(reads.tainted),
+            node_prefixes: Vec::new(),
             deployment: input.deployment.cloned(),
             job_is_batch: input.job_is_batch,
             eval_priority: input.eval_priority,
