@@ -90,15 +90,7 @@ impl Server {
                     ))
                 } else {
                     let alloc = self.state.allocs.get(alloc_id).cloned();
-                    let detail = match &alloc {
-                        Some(alloc) => format!(
-                            "{} {}/{}",
-                            short(&alloc.id),
-                            alloc.desired_status,
-                            alloc.client_status
-                        ),
-                        None => "not found".to_string(),
-                    };
+                    let detail = super::rpc::alloc_text(alloc.as_deref());
                     Ok((Reply::Alloc { alloc }, detail))
                 }
             }
@@ -447,7 +439,13 @@ impl Server {
                 out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
                     &mut self.texts,
                     &stored,
-                    format!("client {} -> {}", stored.client_status, reported),
+                    [
+                        "client ",
+                        stored.client_status.as_str(),
+                        " -> ",
+                        reported.as_str(),
+                    ]
+                    .concat(),
                 )));
             }
             if !written.is_empty() {
