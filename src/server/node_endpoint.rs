@@ -416,10 +416,14 @@ impl Server {
                 )
             {
                 let followup = stored.followup_eval_id.clone();
-                let shared = self.job_allocs(&stored.job_id).iter().any(|other| {
-                    other.id != stored.id
-                        && other.followup_eval_id == followup
-                        && !other.terminal_status()
+                // The job's allocs read in place (not copied out).
+                let job_allocs = self.state.allocs_by_job.get(&stored.job_id);
+                let shared = job_allocs.is_some_and(|allocs| {
+                    allocs.values().any(|other| {
+                        other.followup_eval_id == followup
+                            && other.id != stored.id
+                            && !other.terminal_status()
+                    })
                 });
                 if !shared
                     && self

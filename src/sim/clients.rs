@@ -49,13 +49,45 @@ fn id_hash(id: &str) -> usize {
 
 /// Puts `position` in the first free slot for `id` in `table` (a power of
 /// two of slots, with one free).
-fn place(table: &mut [u32], id: &str, position: usize) {
+pub(super) fn place(table: &mut [u32], id: &str, position: usize) {
     let mask = table.len() - 1;
     let mut slot = id_hash(id) & mask;
     while table[slot] != EMPTY {
         slot = (slot + 1) & mask;
     }
     table[slot] = u32::try_from(position).expect("fewer than 2^32 nodes");
+}
+
+/// A table of the positions of `ids` (each placed by [`place`]), with room
+/// for as many again: a power of two of slots, at most a quarter full.
+pub(super) fn table_of<'a>(ids: impl ExactSizeIterator<Item = &'a str>) -> Vec<u32> {
+    let mut table = vec![EMPTY; (ids.len() * 4).next_power_of_two()];
+    for (position, id) in ids.enumerate() {
+        place(&mut table, id, position);
+    }
+    table
+}
+
+/// The position of `id` through `table` (filled by [`place`]; empty when
+/// nothing is placed), where `id_at` gives the ID at a position.
+pub(super) fn find<'a>(
+    table: &[u32],
+    id: &str,
+    id_at: impl Fn(usize) -> Option<&'a str>,
+) -> Option<usize> {
+    let mask = table.len().checked_sub(1)?;
+    let mut slot = id_hash(id) & mask;
+    loop {
+        let position = *table.get(slot)?;
+        if position == EMPTY {
+            return None;
+        }
+        let position = position as usize;
+        if id_at(position) == Some(id) {
+            return Some(position);
+        }
+        slot = (slot + 1) & mask;
+    }
 }
 
 /// One entry as a pair of references.
@@ -82,19 +114,9 @@ impl Clients {
 
     /// The position in `entries` of the client of `id`.
     fn position(&self, id: &str) -> Option<usize> {
-        let mask = self.table.len().checked_sub(1)?;
-        let mut slot = id_hash(id) & mask;
-        loop {
-            let position = *self.table.get(slot)?;
-            if position == EMPTY {
-                return None;
-            }
-            let position = position as usize;
-            if self.entries.get(position).is_some_and(|(key, _)| key == id) {
-                return Some(position);
-            }
-            slot = (slot + 1) & mask;
-        }
+        find(&self.table, id, |position| {
+            self.entries.get(position).map(|(key, _)| key.as_str())
+        })
     }
 
     /// The client of node `id`.
@@ -143,12 +165,7 @@ impl Clients {
     /// (With room for as many again, so that appending rebuilds it only
     /// when the count doubles.)
     fn build_table(&mut self) {
-        let slots = (self.entries.len() * 4).next_power_of_two();
-        let mut table = vec![EMPTY; slots];
-        for (position, (id, _)) in self.entries.iter().enumerate() {
-            place(&mut table, id, position);
-        }
-        self.table = Arc::new(table);
+        self.table = Arc::new(table_of(self.entries.iter().map(|(id, _)| id.as_str())));
     }
 
     /// The clients with their node IDs, in ID order.
