@@ -94,10 +94,11 @@ impl Server {
         let now_time = tick_time(now);
         let honour_legacy = self.honour_legacy();
         let mut can_disconnect = false;
-        let mut pending_reconnect: Vec<&str> = Vec::new();
         // Read in place (the names are borrowed for the reason).
         let allocs = self.state.allocs_by_node.get(node);
-        for alloc in allocs.map_or(&[][..], |allocs| allocs.as_slice()) {
+        let allocs = allocs.map_or(&[][..], |allocs| allocs.as_slice());
+        let mut pending_reconnect: Vec<&str> = Vec::with_capacity(allocs.len());
+        for alloc in allocs {
             let Some(job) = alloc.job.as_ref() else {
                 continue;
             };

@@ -3,6 +3,7 @@
 //! with a hash and, mostly, one compare of IDs (a sorted map compares ~15
 //! IDs for 500 nodes, and every client event asks once).
 
+use super::chunk_map::{SortKey, compare_text};
 use crate::client::Client;
 use serde::de::{Deserialize, Deserializer};
 use serde::ser::{Serialize, Serializer};
@@ -69,13 +70,17 @@ pub(super) fn table_of<'a>(ids: impl ExactSizeIterator<Item = &'a str>) -> Vec<u
 }
 
 /// The position of `id` through `table` (filled by [`place`]; empty when
-/// nothing is placed), where `id_at` gives the ID at a position.
+/// nothing is placed), where `id_at` gives the ID at a position. IDs are
+/// compared by their first eight bytes as a number first, then by the rest
+/// ([`compare_text`]: eight-byte IDs such as `node-123` by length, without
+/// a call to compare bytes).
 pub(super) fn find<'a>(
     table: &[u32],
     id: &str,
     id_at: impl Fn(usize) -> Option<&'a str>,
 ) -> Option<usize> {
     let mask = table.len().checked_sub(1)?;
+    let prefix = id.prefix();
     let mut slot = id_hash(id) & mask;
     loop {
         let position = *table.get(slot)?;
@@ -83,7 +88,7 @@ pub(super) fn find<'a>(
             return None;
         }
         let position = position as usize;
-        if id_at(position) == Some(id) {
+        if id_at(position).is_some_and(|key| compare_text(key, prefix, id).is_eq()) {
             return Some(position);
         }
         slot = (slot + 1) & mask;
