@@ -396,4 +396,32 @@ mod tests {
         }
         assert!(net.pending.get("node-3").is_none());
     }
+
+    /// Hundreds of nodes (the table grows and probes past other IDs) send
+    /// in a scrambled order: each finds its own list, the lists iterate
+    /// in ID order, and a delivered call leaves its node's list out.
+    #[test]
+    fn pending_calls_of_many_nodes_iterate_in_id_order() {
+        let mut net = Network::default();
+        let ids: Vec<String> = (0..300u32)
+            .map(|n| format!("node-{:03}", (n * 7) % 300))
+            .collect();
+        for id in &ids {
+            net.send(0, &id.as_str().into(), false, Rpc::UpdateStatus);
+        }
+        assert_eq!(net.pending.len(), 300);
+        for (id, calls) in net.pending.iter() {
+            assert_eq!(calls.len(), 1);
+            assert_eq!(calls[0].node.as_str(), id.as_str());
+        }
+        let listed: Vec<&String> = net.pending.iter().map(|(id, _)| id).collect();
+        let mut sorted: Vec<&String> = ids.iter().collect();
+        sorted.sort();
+        assert_eq!(listed, sorted);
+        let first = net.pending.get("node-042").map(|calls| calls[0].id);
+        assert!(net.take("node-042", first.expect("sent")).is_some());
+        assert!(net.pending.get("node-042").is_none());
+        assert!(net.pending.get("node-300").is_none());
+        assert_eq!(net.pending.iter().count(), 299);
+    }
 }
