@@ -95,6 +95,25 @@ pub(super) fn find<'a>(
     }
 }
 
+/// Puts `entry` at `position` in `entries` (sorted by ID, IDs unique, its
+/// ID not among them) and its position in `table` ([`place`]'s): an entry
+/// appended while the table has room takes only its own slot; otherwise
+/// (the positions after it moved, or the table is half full) the table is
+/// built again, with room for as many again.
+pub(super) fn insert_entry<T>(
+    entries: &mut Vec<(String, T)>,
+    table: &mut Vec<u32>,
+    position: usize,
+    entry: (String, T),
+) {
+    entries.insert(position, entry);
+    if position + 1 == entries.len() && entries.len() * 2 <= table.len() {
+        place(table, &entries[position].0, position);
+    } else {
+        *table = table_of(entries.iter().map(|(id, _)| id.as_str()));
+    }
+}
+
 /// One entry as a pair of references.
 type EntryRef<'a> = fn(&'a (String, Client)) -> (&'a String, &'a Client);
 
@@ -148,19 +167,15 @@ impl Clients {
         {
             Ok(position) => Some(std::mem::replace(&mut self.entries[position].1, client)),
             Err(position) => {
-                self.entries.insert(position, (id, client));
-                if position + 1 == self.entries.len() && self.entries.len() * 2 <= self.table.len()
-                {
-                    // Appended (the scenario lists its nodes in ID order)
-                    // with room left: only its own slot is new.
-                    let table = Arc::make_mut(&mut self.table);
-                    place(table, &self.entries[position].0, position);
-                } else {
-                    // The positions after it moved, or the table is full:
-                    // build it again (the nodes are added once, when the
-                    // world is built).
-                    self.build_table();
-                }
+                // The scenario lists its nodes in ID order: they are
+                // appended (the nodes are added once, when the world is
+                // built).
+                insert_entry(
+                    &mut self.entries,
+                    Arc::make_mut(&mut self.table),
+                    position,
+                    (id, client),
+                );
                 None
             }
         }

@@ -63,15 +63,15 @@ pub struct PendingCall {
 /// compares and serializes as one.
 ///
 /// Every call sent gives its node a list that its delivery empties: a
-/// node's list, once made, stays (empty while the node has no call in
-/// flight), in the order the nodes first sent, found by a hash of the ID
-/// (the same table as [`super::clients::Clients`]'), so that a call sent
-/// and delivered allocates nothing, moves no other node's list and finds
-/// its node's list with a hash and, mostly, one compare of IDs. A clone (a
+/// node's list, once made, stays in a list sorted by ID (empty while the
+/// node has no call in flight), found by a hash of the ID (the same table
+/// as [`super::clients::Clients`]'), so that a call sent and delivered
+/// allocates nothing, moves no other node's list and finds its node's
+/// list with a hash and, mostly, one compare of IDs. A clone (a
 /// checkpoint's) takes only the lists that hold calls.
 #[derive(Default)]
 pub struct PendingCalls {
-    /// (node ID, its calls), IDs unique; lists may be empty.
+    /// (node ID, its calls), sorted by ID, IDs unique; lists may be empty.
     nodes: Vec<(String, Vec<PendingCall>)>,
     /// The positions in `nodes` by ID ([`clients::place`]): a power of two
     /// of slots, at most half full (or none).
@@ -81,7 +81,7 @@ pub struct PendingCalls {
 }
 
 impl PendingCalls {
-    /// The calls of `nodes` (IDs unique, lists not empty).
+    /// The calls of `nodes` (sorted by ID, IDs unique, lists not empty).
     fn of(nodes: Vec<(String, Vec<PendingCall>)>) -> Self {
         PendingCalls {
             table: clients::table_of(nodes.iter().map(|(id, _)| id.as_str())),
@@ -123,14 +123,10 @@ impl PendingCalls {
 
     /// The nodes with their calls in flight, in ID order.
     pub fn iter(&self) -> impl Iterator<Item = (&String, &Vec<PendingCall>)> + Clone + '_ {
-        let mut busy: Vec<(&String, &Vec<PendingCall>)> = self
-            .nodes
+        self.nodes
             .iter()
             .filter(|(_, calls)| !calls.is_empty())
             .map(|(id, calls)| (id, calls))
-            .collect();
-        busy.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        busy.into_iter()
     }
 
     /// Appends `call` to the list of `node` (made if the node never had
@@ -139,13 +135,10 @@ impl PendingCalls {
         let index = match self.position(node) {
             Some(index) => index,
             None => {
-                let index = self.nodes.len();
-                self.nodes.push((node.to_owned(), Vec::new()));
-                if self.nodes.len() * 2 <= self.table.len() {
-                    clients::place(&mut self.table, node, index);
-                } else {
-                    self.table = clients::table_of(self.nodes.iter().map(|(id, _)| id.as_str()));
-                }
+                // Mostly appended: the clients first send in ID order.
+                let index = self.nodes.partition_point(|(id, _)| id.as_str() < node);
+                let entry = (node.to_owned(), Vec::new());
+                clients::insert_entry(&mut self.nodes, &mut self.table, index, entry);
                 index
             }
         };
