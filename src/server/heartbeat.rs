@@ -94,8 +94,11 @@ impl Server {
         let now_time = tick_time(now);
         let honour_legacy = self.honour_legacy();
         let mut can_disconnect = false;
-        let mut pending_reconnect = Vec::new();
-        for alloc in self.node_allocs(node) {
+        // Read in place (the names are borrowed for the reason).
+        let allocs = self.state.allocs_by_node.get(node);
+        let allocs = allocs.map_or(&[][..], |allocs| allocs.as_slice());
+        let mut pending_reconnect: Vec<&str> = Vec::with_capacity(allocs.len());
+        for alloc in allocs {
             let Some(job) = alloc.job.as_ref() else {
                 continue;
             };
@@ -116,14 +119,21 @@ impl Server {
             });
             let _ = honour_legacy;
             if alloc.desired_status == DesiredStatus::Run && !expired {
-                pending_reconnect.push(alloc.name.clone());
+                pending_reconnect.push(&alloc.name);
             }
         }
         if can_disconnect && !pending_reconnect.is_empty() {
-            (
-                NodeStatus::Disconnected,
-                format!("may reconnect: {}", pending_reconnect.join(", ")),
-            )
+            // Written into one buffer of the text's length.
+            let names: usize = pending_reconnect.iter().map(|name| name.len() + 2).sum();
+            let mut reason = String::with_capacity("may reconnect: ".len() + names - 2);
+            reason.push_str("may reconnect: ");
+            for (index, name) in pending_reconnect.iter().enumerate() {
+                if index > 0 {
+                    reason.push_str(", ");
+                }
+                reason.push_str(name);
+            }
+            (NodeStatus::Disconnected, reason)
         } else if can_disconnect {
             (NodeStatus::Down, "no alloc may wait any more".to_string())
         } else {

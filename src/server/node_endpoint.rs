@@ -90,15 +90,7 @@ impl Server {
                     ))
                 } else {
                     let alloc = self.state.allocs.get(alloc_id).cloned();
-                    let detail = match &alloc {
-                        Some(alloc) => format!(
-                            "{} {}/{}",
-                            short(&alloc.id),
-                            alloc.desired_status,
-                            alloc.client_status
-                        ),
-                        None => "not found".to_string(),
-                    };
+                    let detail = super::rpc::alloc_text(alloc.as_deref());
                     Ok((Reply::Alloc { alloc }, detail))
                 }
             }
@@ -424,10 +416,14 @@ impl Server {
                 )
             {
                 let followup = stored.followup_eval_id.clone();
-                let shared = self.job_allocs(&stored.job_id).iter().any(|other| {
-                    other.id != stored.id
-                        && other.followup_eval_id == followup
-                        && !other.terminal_status()
+                // The job's allocs read in place (not copied out).
+                let job_allocs = self.state.allocs_by_job.get(&stored.job_id);
+                let shared = job_allocs.is_some_and(|allocs| {
+                    allocs.values().any(|other| {
+                        other.followup_eval_id == followup
+                            && other.id != stored.id
+                            && !other.terminal_status()
+                    })
                 });
                 if !shared
                     && self
@@ -447,7 +443,13 @@ impl Server {
                 out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
                     &mut self.texts,
                     &stored,
-                    format!("client {} -> {}", stored.client_status, reported),
+                    [
+                        "client ",
+                        stored.client_status.as_str(),
+                        " -> ",
+                        reported.as_str(),
+                    ]
+                    .concat(),
                 )));
             }
             if !written.is_empty() {

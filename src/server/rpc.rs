@@ -172,15 +172,7 @@ impl Reply {
             }
             Reply::Ack => "ok".to_string(),
             Reply::Allocs { allocs } => allocs_text(allocs.len()),
-            Reply::Alloc { alloc } => match alloc {
-                Some(alloc) => format!(
-                    "{} {}/{}",
-                    crate::sim::trace::short(&alloc.id),
-                    alloc.desired_status,
-                    alloc.client_status
-                ),
-                None => "not found".to_string(),
-            },
+            Reply::Alloc { alloc } => alloc_text(alloc.as_deref()),
             Reply::Error { message, .. } => format!("error: {message}"),
         }
     }
@@ -193,4 +185,20 @@ pub fn allocs_text(count: usize) -> String {
     crate::sim::trace::push_number(&mut text, count as u64, 0);
     text.push_str(" allocs");
     text
+}
+
+/// `<short id> <desired>/<client>` of a watched alloc, or `not found` (the
+/// text of an `Alloc.GetAlloc` handled and of its reply).
+pub fn alloc_text(alloc: Option<&Allocation>) -> String {
+    match alloc {
+        Some(alloc) => [
+            crate::sim::trace::short(&alloc.id),
+            " ",
+            alloc.desired_status.as_str(),
+            "/",
+            alloc.client_status.as_str(),
+        ]
+        .concat(),
+        None => "not found".to_string(),
+    }
 }

@@ -3,6 +3,7 @@
 //! with a hash and, mostly, one compare of IDs (a sorted map compares ~15
 //! IDs for 500 nodes, and every client event asks once).
 
+use super::chunk_map::{SortKey, compare_text};
 use crate::client::Client;
 use serde::de::{Deserialize, Deserializer};
 use serde::ser::{Serialize, Serializer};
@@ -49,13 +50,68 @@ fn id_hash(id: &str) -> usize {
 
 /// Puts `position` in the first free slot for `id` in `table` (a power of
 /// two of slots, with one free).
-fn place(table: &mut [u32], id: &str, position: usize) {
+pub(super) fn place(table: &mut [u32], id: &str, position: usize) {
     let mask = table.len() - 1;
     let mut slot = id_hash(id) & mask;
     while table[slot] != EMPTY {
         slot = (slot + 1) & mask;
     }
     table[slot] = u32::try_from(position).expect("fewer than 2^32 nodes");
+}
+
+/// A table of the positions of `ids` (each placed by [`place`]), with room
+/// for as many again: a power of two of slots, at most a quarter full.
+pub(super) fn table_of<'a>(ids: impl ExactSizeIterator<Item = &'a str>) -> Vec<u32> {
+    let mut table = vec![EMPTY; (ids.len() * 4).next_power_of_two()];
+    for (position, id) in ids.enumerate() {
+        place(&mut table, id, position);
+    }
+    table
+}
+
+/// The position of `id` through `table` (filled by [`place`]; empty when
+/// nothing is placed), where `id_at` gives the ID at a position. IDs are
+/// compared by their first eight bytes as a number first, then by the rest
+/// ([`compare_text`]: eight-byte IDs such as `node-123` by length, without
+/// a call to compare bytes).
+pub(super) fn find<'a>(
+    table: &[u32],
+    id: &str,
+    id_at: impl Fn(usize) -> Option<&'a str>,
+) -> Option<usize> {
+    let mask = table.len().checked_sub(1)?;
+    let prefix = id.prefix();
+    let mut slot = id_hash(id) & mask;
+    loop {
+        let position = *table.get(slot)?;
+        if position == EMPTY {
+            return None;
+        }
+        let position = position as usize;
+        if id_at(position).is_some_and(|key| compare_text(key, prefix, id).is_eq()) {
+            return Some(position);
+        }
+        slot = (slot + 1) & mask;
+    }
+}
+
+/// Puts `entry` at `position` in `entries` (sorted by ID, IDs unique, its
+/// ID not among them) and its position in `table` ([`place`]'s): an entry
+/// appended while the table has room takes only its own slot; otherwise
+/// (the positions after it moved, or the table is half full) the table is
+/// built again, with room for as many again.
+pub(super) fn insert_entry<T>(
+    entries: &mut Vec<(String, T)>,
+    table: &mut Vec<u32>,
+    position: usize,
+    entry: (String, T),
+) {
+    entries.insert(position, entry);
+    if position + 1 == entries.len() && entries.len() * 2 <= table.len() {
+        place(table, &entries[position].0, position);
+    } else {
+        *table = table_of(entries.iter().map(|(id, _)| id.as_str()));
+    }
 }
 
 /// One entry as a pair of references.
@@ -82,19 +138,9 @@ impl Clients {
 
     /// The position in `entries` of the client of `id`.
     fn position(&self, id: &str) -> Option<usize> {
-        let mask = self.table.len().checked_sub(1)?;
-        let mut slot = id_hash(id) & mask;
-        loop {
-            let position = *self.table.get(slot)?;
-            if position == EMPTY {
-                return None;
-            }
-            let position = position as usize;
-            if self.entries.get(position).is_some_and(|(key, _)| key == id) {
-                return Some(position);
-            }
-            slot = (slot + 1) & mask;
-        }
+        find(&self.table, id, |position| {
+            self.entries.get(position).map(|(key, _)| key.as_str())
+        })
     }
 
     /// The client of node `id`.
@@ -121,19 +167,15 @@ impl Clients {
         {
             Ok(position) => Some(std::mem::replace(&mut self.entries[position].1, client)),
             Err(position) => {
-                self.entries.insert(position, (id, client));
-                if position + 1 == self.entries.len() && self.entries.len() * 2 <= self.table.len()
-                {
-                    // Appended (the scenario lists its nodes in ID order)
-                    // with room left: only its own slot is new.
-                    let table = Arc::make_mut(&mut self.table);
-                    place(table, &self.entries[position].0, position);
-                } else {
-                    // The positions after it moved, or the table is full:
-                    // build it again (the nodes are added once, when the
-                    // world is built).
-                    self.build_table();
-                }
+                // The scenario lists its nodes in ID order: they are
+                // appended (the nodes are added once, when the world is
+                // built).
+                insert_entry(
+                    &mut self.entries,
+                    Arc::make_mut(&mut self.table),
+                    position,
+                    (id, client),
+                );
                 None
             }
         }
@@ -143,12 +185,7 @@ impl Clients {
     /// (With room for as many again, so that appending rebuilds it only
     /// when the count doubles.)
     fn build_table(&mut self) {
-        let slots = (self.entries.len() * 4).next_power_of_two();
-        let mut table = vec![EMPTY; slots];
-        for (position, (id, _)) in self.entries.iter().enumerate() {
-            place(&mut table, id, position);
-        }
-        self.table = Arc::new(table);
+        self.table = Arc::new(table_of(self.entries.iter().map(|(id, _)| id.as_str())));
     }
 
     /// The clients with their node IDs, in ID order.

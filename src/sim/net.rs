@@ -6,7 +6,8 @@
 //! delivers, delays, reorders or drops them; a link going down drops every
 //! call in flight on it (the client sees an RPC error).
 
-use super::chunk_map::{ChunkMap, SortKey, compare_text};
+use super::chunk_map::ChunkMap;
+use super::clients;
 use super::queue::Tick;
 use super::trace::NodeName;
 use crate::server::rpc::Rpc;
@@ -62,19 +63,33 @@ pub struct PendingCall {
 /// compares and serializes as one.
 ///
 /// Every call sent gives its node a list that its delivery empties: a
-/// node's list, once made, stays in a sorted list searched by ID, empty
-/// while the node has no call in flight, so that a call sent and
-/// delivered allocates nothing and moves no other node's list. A clone
-/// (a checkpoint's) takes only the lists that hold calls.
+/// node's list, once made, stays in a list sorted by ID (empty while the
+/// node has no call in flight), found by a hash of the ID (the same table
+/// as [`super::clients::Clients`]'), so that a call sent and delivered
+/// allocates nothing, moves no other node's list and finds its node's
+/// list with a hash and, mostly, one compare of IDs. A clone (a
+/// checkpoint's) takes only the lists that hold calls.
 #[derive(Default)]
 pub struct PendingCalls {
     /// (node ID, its calls), sorted by ID, IDs unique; lists may be empty.
     nodes: Vec<(String, Vec<PendingCall>)>,
+    /// The positions in `nodes` by ID ([`clients::place`]): a power of two
+    /// of slots, at most half full (or none).
+    table: Vec<u32>,
     /// How many lists are not empty.
     busy: usize,
 }
 
 impl PendingCalls {
+    /// The calls of `nodes` (sorted by ID, IDs unique, lists not empty).
+    fn of(nodes: Vec<(String, Vec<PendingCall>)>) -> Self {
+        PendingCalls {
+            table: clients::table_of(nodes.iter().map(|(id, _)| id.as_str())),
+            busy: nodes.len(),
+            nodes,
+        }
+    }
+
     /// Whether no call is in flight.
     pub fn is_empty(&self) -> bool {
         self.busy == 0
@@ -85,24 +100,23 @@ impl PendingCalls {
         self.busy
     }
 
-    /// Where `node`'s list is, or would go.
-    fn position(&self, node: &str) -> Result<usize, usize> {
-        let prefix = node.prefix();
-        self.nodes
-            .binary_search_by(|(id, _)| compare_text(id, prefix, node))
+    /// Where `node`'s list is.
+    fn position(&self, node: &str) -> Option<usize> {
+        clients::find(&self.table, node, |position| {
+            self.nodes.get(position).map(|(id, _)| id.as_str())
+        })
     }
 
     /// The calls in flight of `node`.
     pub fn get(&self, node: &str) -> Option<&Vec<PendingCall>> {
-        let index = self.position(node).ok()?;
-        let calls = &self.nodes[index].1;
+        let calls = &self.nodes[self.position(node)?].1;
         (!calls.is_empty()).then_some(calls)
     }
 
     /// The calls in flight of `node`, to change (not to empty: see
     /// [`PendingCalls::take`]).
     fn get_mut(&mut self, node: &str) -> Option<&mut Vec<PendingCall>> {
-        let index = self.position(node).ok()?;
+        let index = self.position(node)?;
         let calls = &mut self.nodes[index].1;
         (!calls.is_empty()).then_some(calls)
     }
@@ -119,9 +133,12 @@ impl PendingCalls {
     /// one).
     fn push(&mut self, node: &str, call: PendingCall) {
         let index = match self.position(node) {
-            Ok(index) => index,
-            Err(index) => {
-                self.nodes.insert(index, (node.to_owned(), Vec::new()));
+            Some(index) => index,
+            None => {
+                // Mostly appended: the clients first send in ID order.
+                let index = self.nodes.partition_point(|(id, _)| id.as_str() < node);
+                let entry = (node.to_owned(), Vec::new());
+                clients::insert_entry(&mut self.nodes, &mut self.table, index, entry);
                 index
             }
         };
@@ -139,7 +156,7 @@ impl PendingCalls {
         id: CallId,
         ready: impl FnOnce(&PendingCall) -> bool,
     ) -> Option<PendingCall> {
-        let index = self.position(node).ok()?;
+        let index = self.position(node)?;
         let calls = &mut self.nodes[index].1;
         let position = calls.iter().position(|call| call.id == id)?;
         if !ready(&calls[position]) {
@@ -154,7 +171,7 @@ impl PendingCalls {
 
     /// Removes the calls of `node`; returns them.
     fn remove(&mut self, node: &str) -> Option<Vec<PendingCall>> {
-        let index = self.position(node).ok()?;
+        let index = self.position(node)?;
         let calls = std::mem::take(&mut self.nodes[index].1);
         if calls.is_empty() {
             return None;
@@ -167,13 +184,11 @@ impl PendingCalls {
 /// A clone holds the same calls (and no empty lists).
 impl Clone for PendingCalls {
     fn clone(&self) -> Self {
-        PendingCalls {
-            nodes: self
-                .iter()
+        PendingCalls::of(
+            self.iter()
                 .map(|(id, calls)| (id.clone(), calls.clone()))
                 .collect(),
-            busy: self.busy,
-        }
+        )
     }
 }
 
@@ -206,14 +221,12 @@ impl Serialize for PendingCalls {
 impl<'de> Deserialize<'de> for PendingCalls {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let nodes = BTreeMap::<String, Vec<PendingCall>>::deserialize(deserializer)?;
-        let nodes: Vec<_> = nodes
-            .into_iter()
-            .filter(|(_, calls)| !calls.is_empty())
-            .collect();
-        Ok(PendingCalls {
-            busy: nodes.len(),
-            nodes,
-        })
+        Ok(PendingCalls::of(
+            nodes
+                .into_iter()
+                .filter(|(_, calls)| !calls.is_empty())
+                .collect(),
+        ))
     }
 }
 
@@ -375,5 +388,33 @@ mod tests {
             assert_eq!(back, net.pending);
         }
         assert!(net.pending.get("node-3").is_none());
+    }
+
+    /// Hundreds of nodes (the table grows and probes past other IDs) send
+    /// in a scrambled order: each finds its own list, the lists iterate
+    /// in ID order, and a delivered call leaves its node's list out.
+    #[test]
+    fn pending_calls_of_many_nodes_iterate_in_id_order() {
+        let mut net = Network::default();
+        let ids: Vec<String> = (0..300u32)
+            .map(|n| format!("node-{:03}", (n * 7) % 300))
+            .collect();
+        for id in &ids {
+            net.send(0, &id.as_str().into(), false, Rpc::UpdateStatus);
+        }
+        assert_eq!(net.pending.len(), 300);
+        for (id, calls) in net.pending.iter() {
+            assert_eq!(calls.len(), 1);
+            assert_eq!(calls[0].node.as_str(), id.as_str());
+        }
+        let listed: Vec<&String> = net.pending.iter().map(|(id, _)| id).collect();
+        let mut sorted: Vec<&String> = ids.iter().collect();
+        sorted.sort();
+        assert_eq!(listed, sorted);
+        let first = net.pending.get("node-042").map(|calls| calls[0].id);
+        assert!(net.take("node-042", first.expect("sent")).is_some());
+        assert!(net.pending.get("node-042").is_none());
+        assert!(net.pending.get("node-300").is_none());
+        assert_eq!(net.pending.iter().count(), 299);
     }
 }
