@@ -84,17 +84,18 @@ type Chunk<E> = Arc<Vec<((Tick, u64), E)>>;
 /// or a pop moves the event in and out of its chunk without an allocation
 /// of its own (the next event leaves the end of the first chunk, and an
 /// event due before all others goes on that end).
-/// Each chunk's first key is kept beside it in a flat list too, so that a
+/// Each chunk's first tick is kept beside it in a flat list too, so that a
 /// push finds its chunk by a binary search over that list alone, without
-/// reading the chunks.
+/// reading the chunks. A push places its event by tick alone: its `seq` is
+/// above every other, so it goes after every event of its tick.
 #[derive(Clone)]
 pub struct EventQueue<E> {
     /// Non-empty chunks; every key of a chunk is below every key of the
     /// next one.
     chunks: Vec<Chunk<E>>,
-    /// The first key of each chunk, in the same order (`firsts[i]` is the
-    /// key of `chunks[i]`'s last entry).
-    firsts: Vec<(Tick, u64)>,
+    /// The first tick of each chunk, in the same order (`firsts[i]` is the
+    /// tick of `chunks[i]`'s last entry).
+    firsts: Vec<Tick>,
     /// Events waiting.
     len: usize,
     next_seq: u64,
@@ -114,7 +115,7 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     /// The tick of the next event, if any.
     pub fn peek_tick(&self) -> Option<Tick> {
-        self.firsts.first().map(|(tick, _)| *tick)
+        self.firsts.first().copied()
     }
 
     /// How many events wait.
@@ -140,7 +141,7 @@ impl<E> EventQueue<E> {
                 .chunks
                 .iter()
                 .zip(&self.firsts)
-                .all(|(chunk, first)| chunk.last().is_some_and(|(key, _)| key == first))
+                .all(|(chunk, first)| chunk.last().is_some_and(|((tick, _), _)| tick == first))
     }
 
     /// The waiting events with their keys, in order.
@@ -158,33 +159,36 @@ impl<E: Clone> EventQueue<E> {
         seq
     }
 
-    /// Puts an event with a key above every key of the same tick in place.
+    /// Puts an event with a key above every key of the same tick in place:
+    /// after every event of its tick, so it is placed by its tick alone
+    /// (one compare of numbers a step, not of pairs).
     fn insert(&mut self, key: (Tick, u64), event: E) {
+        let tick = key.0;
         self.len += 1;
-        // The last chunk whose first key is not above `key` (the first
-        // chunk for a key below all). About half the events are due before
+        // The last chunk whose first tick is not above `tick` (the first
+        // chunk for a tick below all). About half the events are due before
         // the second chunk starts (a call's delivery, its reply): those
         // take the first chunk without a search.
         let chunk_idx = match self.firsts.get(1) {
-            Some(second) if *second <= key => {
-                self.firsts.partition_point(|first| *first <= key) - 1
+            Some(second) if *second <= tick => {
+                self.firsts.partition_point(|first| *first <= tick) - 1
             }
             _ => 0,
         };
         let Some(chunk) = self.chunks.get_mut(chunk_idx) else {
             self.chunks.push(Arc::new(vec![(key, event)]));
-            self.firsts.push(key);
+            self.firsts.push(tick);
             return;
         };
         let chunk = Arc::make_mut(chunk);
-        if key < self.firsts[chunk_idx] {
+        if tick < self.firsts[chunk_idx] {
             // Before every event of the chunk (of the queue, mostly).
             chunk.push((key, event));
-            self.firsts[chunk_idx] = key;
+            self.firsts[chunk_idx] = tick;
         } else {
-            // The chunk runs from its last key down: `key` goes after the
-            // events above it.
-            let position = chunk.partition_point(|(other, _)| *other > key);
+            // The chunk runs from its last key down: the event goes after
+            // the events of later ticks.
+            let position = chunk.partition_point(|((other, _), _)| *other > tick);
             chunk.insert(position, (key, event));
         }
         if chunk.len() > 2 * CHUNK {
@@ -192,7 +196,7 @@ impl<E: Clone> EventQueue<E> {
             // keeps its last key, becomes the next chunk.
             let lower = chunk.split_off(chunk.len() / 2);
             let upper = std::mem::replace(chunk, lower);
-            let upper_first = upper.last().map_or(key, |(first, _)| *first);
+            let upper_first = upper.last().map_or(tick, |((first, _), _)| *first);
             self.chunks.insert(chunk_idx + 1, Arc::new(upper));
             self.firsts.insert(chunk_idx + 1, upper_first);
         }
@@ -204,7 +208,7 @@ impl<E: Clone> EventQueue<E> {
         let chunk = Arc::make_mut(first);
         let ((tick, _), event) = chunk.pop()?;
         match chunk.last() {
-            Some((next, _)) => self.firsts[0] = *next,
+            Some(((next, _), _)) => self.firsts[0] = *next,
             None => {
                 self.chunks.remove(0);
                 self.firsts.remove(0);
@@ -228,7 +232,7 @@ impl<E: Clone> EventQueue<E> {
             len += chunk.len();
         }
         self.chunks.retain(|chunk| !chunk.is_empty());
-        self.firsts = first_keys(&self.chunks);
+        self.firsts = first_ticks(&self.chunks);
         self.len = len;
     }
 
@@ -244,7 +248,7 @@ impl<E: Clone> EventQueue<E> {
             chunks.push(Arc::new(chunk));
         }
         EventQueue {
-            firsts: first_keys(&chunks),
+            firsts: first_ticks(&chunks),
             chunks,
             len,
             next_seq,
@@ -252,12 +256,12 @@ impl<E: Clone> EventQueue<E> {
     }
 }
 
-/// The first key of each chunk (its last entry's).
-fn first_keys<E>(chunks: &[Chunk<E>]) -> Vec<(Tick, u64)> {
+/// The first tick of each chunk (its last entry's).
+fn first_ticks<E>(chunks: &[Chunk<E>]) -> Vec<Tick> {
     chunks
         .iter()
         .filter_map(|chunk| chunk.last())
-        .map(|(key, _)| *key)
+        .map(|((tick, _), _)| *tick)
         .collect()
 }
 
