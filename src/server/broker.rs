@@ -32,14 +32,27 @@ pub struct Broker {
 impl Broker {
     /// Puts an eval in the ready set, or behind its job's active eval.
     pub fn enqueue(&mut self, job: &str, id: &str, priority: i64, seq: u64) {
-        if self.job_active.get(job).is_some_and(|active| active != id) {
-            let queue = self.queued.entry(job.to_string()).or_default();
-            if !queue.iter().any(|(_, _, queued)| queued == id) {
-                queue.push((seq, priority, id.to_string()));
+        // The job's key is copied only for a new entry.
+        match self.job_active.get(job) {
+            Some(active) if active != id => {
+                match self.queued.get_mut(job) {
+                    Some(queue) => {
+                        if !queue.iter().any(|(_, _, queued)| queued == id) {
+                            queue.push((seq, priority, id.to_string()));
+                        }
+                    }
+                    None => {
+                        let queue = vec![(seq, priority, id.to_string())];
+                        self.queued.insert(job.to_string(), queue);
+                    }
+                }
+                return;
             }
-            return;
+            Some(_) => {}
+            None => {
+                self.job_active.insert(job.to_string(), id.to_string());
+            }
         }
-        self.job_active.insert(job.to_string(), id.to_string());
         self.ready.insert((Reverse(priority), seq, id.to_string()));
     }
 
@@ -50,14 +63,14 @@ impl Broker {
 
     /// Takes the next ready eval, or the named one if it is ready.
     pub fn dequeue(&mut self, wanted: Option<&str>) -> Option<String> {
-        let key = match wanted {
-            Some(id) => self
-                .ready
-                .iter()
-                .find(|(_, _, ready)| ready == id)
-                .cloned()?,
-            None => self.ready.iter().next().cloned()?,
+        let Some(id) = wanted else {
+            return self.ready.pop_first().map(|(_, _, id)| id);
         };
+        let key = self
+            .ready
+            .iter()
+            .find(|(_, _, ready)| ready == id)
+            .cloned()?;
         self.ready.remove(&key);
         Some(key.2)
     }
@@ -71,19 +84,16 @@ impl Broker {
         id: &str,
         cancel_stale: bool,
     ) -> (Option<String>, Vec<String>) {
-        // One lookup when `id` is the job's active eval (it mostly is).
-        if let Some(active) = self.job_active.remove(job)
-            && active != id
-        {
-            self.job_active.insert(job.to_string(), active);
-        }
-        let Some(mut queue) = self.queued.remove(job) else {
+        let Some(mut queue) = self.queued.remove(job).filter(|queue| !queue.is_empty()) else {
+            // One lookup when `id` is the job's active eval (it mostly is).
+            if let Some(active) = self.job_active.remove(job)
+                && active != id
+            {
+                self.job_active.insert(job.to_string(), active);
+            }
             return (None, Vec::new());
         };
         crate::cold_sort::sort_by(&mut queue, Ord::cmp);
-        if queue.is_empty() {
-            return (None, Vec::new());
-        }
         let (next, cancelled) = if cancel_stale {
             let next = queue.pop();
             (next, queue.into_iter().map(|(_, _, id)| id).collect())
@@ -95,7 +105,13 @@ impl Broker {
             (Some(next), Vec::new())
         };
         let next = next.map(|(seq, priority, next_id)| {
-            self.job_active.insert(job.to_string(), next_id.clone());
+            // The next eval takes the job's active mark, whoever held it.
+            match self.job_active.get_mut(job) {
+                Some(active) => active.clone_from(&next_id),
+                None => {
+                    self.job_active.insert(job.to_string(), next_id.clone());
+                }
+            }
             self.ready.insert((Reverse(priority), seq, next_id.clone()));
             next_id
         });
@@ -115,9 +131,14 @@ impl Broker {
     /// Blocks an eval for its job; returns the job's previous blocked eval,
     /// which the caller cancels.
     pub fn block(&mut self, job: &str, id: &str) -> Option<String> {
-        self.blocked
-            .insert(job.to_string(), id.to_string())
-            .filter(|old| old != id)
+        match self.blocked.get_mut(job) {
+            Some(blocked) if blocked == id => None,
+            Some(blocked) => Some(std::mem::replace(blocked, id.to_string())),
+            None => {
+                self.blocked.insert(job.to_string(), id.to_string());
+                None
+            }
+        }
     }
 
     /// Takes every blocked eval, in job order.
