@@ -928,14 +928,17 @@ impl Server {
     /// Marks an eval cancelled.
     pub fn cancel_eval(&mut self, now: Tick, id: &str, reason: &str, out: &mut Vec<ServerEffect>) {
         let index = self.bump_index();
+        // The broker holds stored evals only, each under its own job,
+        // priority and seq.
         if let Some(record) = self.state.evals.get_mut(id) {
             let record = Arc::make_mut(record);
             record.eval.status = crate::model::EvalStatus::Canceled;
             record.eval.status_description = reason.to_string();
             record.eval.modify_index = index;
             record.eval.modify_time = tick_time(now);
+            let (job, priority) = (&record.eval.job_id, record.eval.priority);
+            self.state.broker.forget(job, id, priority, record.seq);
         }
-        self.state.broker.forget(id);
         out.push(ServerEffect::Trace(TraceEvent::EvalState {
             eval: id.into(),
             state: BrokerState::Canceled,

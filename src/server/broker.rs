@@ -8,6 +8,7 @@ use crate::sim::chunk_map::ChunkMap;
 use crate::sim::queue::Tick;
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A ready eval's place in the queue: higher priority first, then older.
@@ -32,25 +33,18 @@ pub struct Broker {
 impl Broker {
     /// Puts an eval in the ready set, or behind its job's active eval.
     pub fn enqueue(&mut self, job: &str, id: &str, priority: i64, seq: u64) {
-        // The job's key is copied only for a new entry.
-        match self.job_active.get(job) {
-            Some(active) if active != id => {
-                match self.queued.get_mut(job) {
-                    Some(queue) => {
-                        if !queue.iter().any(|(_, _, queued)| queued == id) {
-                            queue.push((seq, priority, id.to_string()));
-                        }
-                    }
-                    None => {
-                        let queue = vec![(seq, priority, id.to_string())];
-                        self.queued.insert(job.to_string(), queue);
-                    }
+        // One lookup of the job's active eval (it mostly has none).
+        match self.job_active.entry(job.to_string()) {
+            Entry::Occupied(active) if active.get() != id => {
+                let queue = self.queued.entry(job.to_string()).or_default();
+                if !queue.iter().any(|(_, _, queued)| queued == id) {
+                    queue.push((seq, priority, id.to_string()));
                 }
                 return;
             }
-            Some(_) => {}
-            None => {
-                self.job_active.insert(job.to_string(), id.to_string());
+            Entry::Occupied(_) => {}
+            Entry::Vacant(slot) => {
+                slot.insert(id.to_string());
             }
         }
         self.ready.insert((Reverse(priority), seq, id.to_string()));
@@ -131,14 +125,9 @@ impl Broker {
     /// Blocks an eval for its job; returns the job's previous blocked eval,
     /// which the caller cancels.
     pub fn block(&mut self, job: &str, id: &str) -> Option<String> {
-        match self.blocked.get_mut(job) {
-            Some(blocked) if blocked == id => None,
-            Some(blocked) => Some(std::mem::replace(blocked, id.to_string())),
-            None => {
-                self.blocked.insert(job.to_string(), id.to_string());
-                None
-            }
-        }
+        self.blocked
+            .insert(job.to_string(), id.to_string())
+            .filter(|old| old != id)
     }
 
     /// Takes every blocked eval, in job order.
@@ -146,23 +135,22 @@ impl Broker {
         std::mem::take(&mut self.blocked).into_values().collect()
     }
 
-    /// Removes an eval from every queue.
-    pub fn forget(&mut self, id: &str) {
-        self.ready.retain(|(_, _, ready)| ready != id);
+    /// Removes eval `id` of `job` from every queue (`priority` and `seq`
+    /// are the ones it is queued with: an eval's own, which never change).
+    pub fn forget(&mut self, job: &str, id: &str, priority: i64, seq: u64) {
+        self.ready.remove(&(Reverse(priority), seq, id.to_string()));
         self.delayed.remove(id);
-        self.blocked.retain(|_, blocked| blocked != id);
-        for queue in self.queued.values_mut() {
-            queue.retain(|(_, _, queued)| queued != id);
+        if self.blocked.get(job).is_some_and(|blocked| blocked == id) {
+            self.blocked.remove(job);
         }
-        self.queued.retain(|_, queue| !queue.is_empty());
-        let jobs: Vec<String> = self
-            .job_active
-            .iter()
-            .filter(|(_, active)| *active == id)
-            .map(|(job, _)| job.clone())
-            .collect();
-        for job in jobs {
-            self.job_active.remove(&job);
+        if let Some(queue) = self.queued.get_mut(job) {
+            queue.retain(|(_, _, queued)| queued != id);
+            if queue.is_empty() {
+                self.queued.remove(job);
+            }
+        }
+        if self.job_active.get(job).is_some_and(|active| active == id) {
+            self.job_active.remove(job);
         }
     }
 
