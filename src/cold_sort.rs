@@ -11,8 +11,6 @@
 //! [`map_from`] / [`set_from`] build a map or set by inserting. The results
 //! are the same: a stable sort by a total order has one possible output,
 //! and inserting keeps the last value of a repeated key, as `collect` does.
-//! [`pack_map`] rebuilds a map with full nodes, as collecting its own
-//! entries does, without that sort.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -47,19 +45,6 @@ pub fn set_from<T: Ord>(iter: impl IntoIterator<Item = T>) -> BTreeSet<T> {
         set.insert(item);
     }
     set
-}
-
-/// Rebuilds `map` from its own entries so that its nodes are full, the
-/// layout `std::mem::take(map).into_iter().collect()` gives, without the
-/// sort that `collect` runs first: `BTreeMap::append` of two non-empty maps
-/// bulk-builds the result from their merged sorted entries, as `collect`
-/// does from its sorted input.
-pub fn pack_map<K: Ord, V>(map: &mut BTreeMap<K, V>) {
-    let mut rest = std::mem::take(map);
-    if let Some((key, value)) = rest.pop_first() {
-        map.insert(key, value);
-        map.append(&mut rest);
-    }
 }
 
 /// The positions `0..len` in stably sorted order by `compare` (a bottom-up
@@ -148,19 +133,5 @@ mod tests {
         assert_eq!(map_from(pairs.iter().copied()), want);
         let want: BTreeSet<&str> = pairs.iter().map(|p| p.0).collect();
         assert_eq!(set_from(pairs.iter().map(|p| p.0)), want);
-    }
-
-    #[test]
-    fn packing_keeps_every_entry() {
-        for len in [0, 1, 2, 11, 12, 200] {
-            let mut map: BTreeMap<String, usize> = (0..len)
-                .map(|i| (format!("k{:03}", i * 7 % 1000), i))
-                .collect();
-            let want: Vec<(String, usize)> = map.iter().map(|(k, v)| (k.clone(), *v)).collect();
-            pack_map(&mut map);
-            let got: Vec<(String, usize)> = map.iter().map(|(k, v)| (k.clone(), *v)).collect();
-            assert_eq!(got, want, "len {len}");
-            assert_eq!(map.len(), len);
-        }
     }
 }

@@ -168,10 +168,11 @@ pub struct ServerState {
     /// Allocs by ID.
     pub allocs: ChunkMap<String, Arc<Allocation>>,
     /// Allocs by node ID, in alloc ID order (shares the `Arc`s of `allocs`;
-    /// each node's list is shared between history checkpoints until written).
-    pub allocs_by_node: BTreeMap<String, Arc<AllocIndex>>,
+    /// each node's list is shared between history checkpoints until written,
+    /// and so are the map's chunks).
+    pub allocs_by_node: ChunkMap<String, Arc<AllocIndex>>,
     /// Allocs by job ID, in alloc ID order (as `allocs_by_node`).
-    pub allocs_by_job: BTreeMap<String, Arc<AllocIndex>>,
+    pub allocs_by_job: ChunkMap<String, Arc<AllocIndex>>,
     /// Alloc IDs by name, in creation order.
     pub allocs_by_name: ChunkMap<String, Vec<String>>,
     /// Evals by ID (each shared between history checkpoints until written).
@@ -474,8 +475,8 @@ impl Server {
                 nodes: ChunkMap::new(),
                 jobs: BTreeMap::new(),
                 allocs: ChunkMap::new(),
-                allocs_by_node: BTreeMap::new(),
-                allocs_by_job: BTreeMap::new(),
+                allocs_by_node: ChunkMap::new(),
+                allocs_by_job: ChunkMap::new(),
                 allocs_by_name: ChunkMap::new(),
                 evals: ChunkMap::new(),
                 eval_order: ChunkVec::new(),
@@ -590,7 +591,7 @@ pub fn group_key(job: &str, group: &str) -> String {
 
 /// Writes `alloc` into an index by node or job (`index`, under `key`),
 /// copying the key only for a new entry.
-fn index_alloc(index: &mut BTreeMap<String, Arc<AllocIndex>>, key: &str, alloc: &Arc<Allocation>) {
+fn index_alloc(index: &mut ChunkMap<String, Arc<AllocIndex>>, key: &str, alloc: &Arc<Allocation>) {
     // One lookup of the key when its list exists (it usually does).
     let Some(allocs) = index.get_mut(key) else {
         let mut allocs = AllocIndex::default();
@@ -927,14 +928,17 @@ impl Server {
     /// Marks an eval cancelled.
     pub fn cancel_eval(&mut self, now: Tick, id: &str, reason: &str, out: &mut Vec<ServerEffect>) {
         let index = self.bump_index();
+        // The broker holds stored evals only, each under its own job,
+        // priority and seq.
         if let Some(record) = self.state.evals.get_mut(id) {
             let record = Arc::make_mut(record);
             record.eval.status = crate::model::EvalStatus::Canceled;
             record.eval.status_description = reason.to_string();
             record.eval.modify_index = index;
             record.eval.modify_time = tick_time(now);
+            let (job, priority) = (&record.eval.job_id, record.eval.priority);
+            self.state.broker.forget(job, id, priority, record.seq);
         }
-        self.state.broker.forget(id);
         out.push(ServerEffect::Trace(TraceEvent::EvalState {
             eval: id.into(),
             state: BrokerState::Canceled,

@@ -8,6 +8,7 @@ use crate::sim::chunk_map::ChunkMap;
 use crate::sim::queue::Tick;
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A ready eval's place in the queue: higher priority first, then older.
@@ -32,14 +33,20 @@ pub struct Broker {
 impl Broker {
     /// Puts an eval in the ready set, or behind its job's active eval.
     pub fn enqueue(&mut self, job: &str, id: &str, priority: i64, seq: u64) {
-        if self.job_active.get(job).is_some_and(|active| active != id) {
-            let queue = self.queued.entry(job.to_string()).or_default();
-            if !queue.iter().any(|(_, _, queued)| queued == id) {
-                queue.push((seq, priority, id.to_string()));
+        // One lookup of the job's active eval (it mostly has none).
+        match self.job_active.entry(job.to_string()) {
+            Entry::Occupied(active) if active.get() != id => {
+                let queue = self.queued.entry(job.to_string()).or_default();
+                if !queue.iter().any(|(_, _, queued)| queued == id) {
+                    queue.push((seq, priority, id.to_string()));
+                }
+                return;
             }
-            return;
+            Entry::Occupied(_) => {}
+            Entry::Vacant(slot) => {
+                slot.insert(id.to_string());
+            }
         }
-        self.job_active.insert(job.to_string(), id.to_string());
         self.ready.insert((Reverse(priority), seq, id.to_string()));
     }
 
@@ -50,14 +57,14 @@ impl Broker {
 
     /// Takes the next ready eval, or the named one if it is ready.
     pub fn dequeue(&mut self, wanted: Option<&str>) -> Option<String> {
-        let key = match wanted {
-            Some(id) => self
-                .ready
-                .iter()
-                .find(|(_, _, ready)| ready == id)
-                .cloned()?,
-            None => self.ready.iter().next().cloned()?,
+        let Some(id) = wanted else {
+            return self.ready.pop_first().map(|(_, _, id)| id);
         };
+        let key = self
+            .ready
+            .iter()
+            .find(|(_, _, ready)| ready == id)
+            .cloned()?;
         self.ready.remove(&key);
         Some(key.2)
     }
@@ -71,19 +78,16 @@ impl Broker {
         id: &str,
         cancel_stale: bool,
     ) -> (Option<String>, Vec<String>) {
-        // One lookup when `id` is the job's active eval (it mostly is).
-        if let Some(active) = self.job_active.remove(job)
-            && active != id
-        {
-            self.job_active.insert(job.to_string(), active);
-        }
-        let Some(mut queue) = self.queued.remove(job) else {
+        let Some(mut queue) = self.queued.remove(job).filter(|queue| !queue.is_empty()) else {
+            // One lookup when `id` is the job's active eval (it mostly is).
+            if let Some(active) = self.job_active.remove(job)
+                && active != id
+            {
+                self.job_active.insert(job.to_string(), active);
+            }
             return (None, Vec::new());
         };
         crate::cold_sort::sort_by(&mut queue, Ord::cmp);
-        if queue.is_empty() {
-            return (None, Vec::new());
-        }
         let (next, cancelled) = if cancel_stale {
             let next = queue.pop();
             (next, queue.into_iter().map(|(_, _, id)| id).collect())
@@ -95,7 +99,13 @@ impl Broker {
             (Some(next), Vec::new())
         };
         let next = next.map(|(seq, priority, next_id)| {
-            self.job_active.insert(job.to_string(), next_id.clone());
+            // The next eval takes the job's active mark, whoever held it.
+            match self.job_active.get_mut(job) {
+                Some(active) => active.clone_from(&next_id),
+                None => {
+                    self.job_active.insert(job.to_string(), next_id.clone());
+                }
+            }
             self.ready.insert((Reverse(priority), seq, next_id.clone()));
             next_id
         });
@@ -125,23 +135,22 @@ impl Broker {
         std::mem::take(&mut self.blocked).into_values().collect()
     }
 
-    /// Removes an eval from every queue.
-    pub fn forget(&mut self, id: &str) {
-        self.ready.retain(|(_, _, ready)| ready != id);
+    /// Removes eval `id` of `job` from every queue (`priority` and `seq`
+    /// are the ones it is queued with: an eval's own, which never change).
+    pub fn forget(&mut self, job: &str, id: &str, priority: i64, seq: u64) {
+        self.ready.remove(&(Reverse(priority), seq, id.to_string()));
         self.delayed.remove(id);
-        self.blocked.retain(|_, blocked| blocked != id);
-        for queue in self.queued.values_mut() {
-            queue.retain(|(_, _, queued)| queued != id);
+        if self.blocked.get(job).is_some_and(|blocked| blocked == id) {
+            self.blocked.remove(job);
         }
-        self.queued.retain(|_, queue| !queue.is_empty());
-        let jobs: Vec<String> = self
-            .job_active
-            .iter()
-            .filter(|(_, active)| *active == id)
-            .map(|(job, _)| job.clone())
-            .collect();
-        for job in jobs {
-            self.job_active.remove(&job);
+        if let Some(queue) = self.queued.get_mut(job) {
+            queue.retain(|(_, _, queued)| queued != id);
+            if queue.is_empty() {
+                self.queued.remove(job);
+            }
+        }
+        if self.job_active.get(job).is_some_and(|active| active == id) {
+            self.job_active.remove(job);
         }
     }
 

@@ -84,7 +84,6 @@ impl Session {
             subjects.share(&mut entry.event);
         }
         let actions = scenario.script.clone();
-        pack_copied_maps(&mut sim);
         let records = vec![StepRecord {
             step: 0,
             action: None,
@@ -201,7 +200,6 @@ impl Session {
         if self.cursor.is_multiple_of(every)
             && !self.checkpoints.iter().any(|(s, _)| *s == self.cursor)
         {
-            pack_copied_maps(&mut self.sim);
             self.checkpoints
                 .push((self.cursor, Arc::new(self.sim.clone())));
         }
@@ -311,18 +309,6 @@ impl Session {
     pub fn checkpoints(&self) -> impl Iterator<Item = (usize, &Arc<Sim>)> {
         self.checkpoints.iter().map(|(step, sim)| (*step, sim))
     }
-}
-
-/// Rebuilds the world's per-node maps that a checkpoint copies whole (a
-/// `BTreeMap` shares nothing between clones) from their sorted entries,
-/// so their nodes are full: filled one entry at a time, as the run fills
-/// them, their nodes are about half full, and every checkpoint copies
-/// that shape. It changes no entry, only the maps' layout.
-fn pack_copied_maps(sim: &mut Sim) {
-    use crate::cold_sort::pack_map as pack;
-    let state = &mut sim.server.state;
-    pack(&mut state.allocs_by_node);
-    pack(&mut state.allocs_by_job);
 }
 
 /// An edit of the action log in the script editor.
