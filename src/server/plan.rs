@@ -13,7 +13,7 @@ use crate::model::{
 };
 use crate::reconciler::cluster::ReconnectUpdate;
 use crate::sim::queue::Tick;
-use crate::sim::trace::{TraceEvent, short};
+use crate::sim::trace::{SharedText, TraceEvent, short};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -158,11 +158,13 @@ impl Plan {
     }
 
     /// One line per node for the trace.
-    pub fn describe(&self, server: &Server) -> Vec<String> {
+    pub fn describe(&self, server: &Server) -> Vec<SharedText> {
         use std::fmt::Write as _;
         // Most plans only write (one line per node they write to).
         let mut lines = Vec::with_capacity(self.node_allocation.len());
-        // Each line is written into one buffer, part by part.
+        // Each line is written into one buffer, part by part, then copied
+        // once into its shared text.
+        let mut line = String::with_capacity(64);
         for NodePart {
             node,
             stops,
@@ -170,7 +172,7 @@ impl Plan {
             preemptions,
         } in self.parts()
         {
-            let mut line = String::with_capacity(64);
+            line.clear();
             line.push_str(node);
             line.push_str(": ");
             let mut first = true;
@@ -226,7 +228,7 @@ impl Plan {
                 line.push_str("evict ");
                 line.push_str(short(alloc));
             }
-            lines.push(line);
+            lines.push(SharedText::from(line.as_str()));
         }
         lines
     }

@@ -649,6 +649,13 @@ impl From<Vec<String>> for PlanLines {
     }
 }
 
+/// Lines shared already (the scheduler's): kept as they are.
+impl From<Vec<SharedText>> for PlanLines {
+    fn from(lines: Vec<SharedText>) -> Self {
+        PlanLines(lines.into_boxed_slice())
+    }
+}
+
 impl<'a> IntoIterator for &'a PlanLines {
     type Item = &'a SharedText;
     type IntoIter = std::slice::Iter<'a, SharedText>;
