@@ -451,10 +451,14 @@ impl Server {
     }
 
     /// Traces the refusal of a node's part (with its reason).
-    fn refuse_node(&mut self, node: &str, reason: &str, out: &mut Vec<ServerEffect>) {
+    fn refuse_node(&mut self, node: &str, reason: &Cow<'static, str>, out: &mut Vec<ServerEffect>) {
+        let reason = match reason {
+            Cow::Borrowed(fixed) => self.texts.fixed(fixed),
+            Cow::Owned(text) => self.texts.text(text),
+        };
         out.push(ServerEffect::Trace(TraceEvent::PlanRejected {
             node: self.texts.text(node),
-            reason: self.texts.text(reason),
+            reason,
         }));
     }
 
