@@ -451,10 +451,10 @@ impl Server {
     }
 
     /// Traces the refusal of a node's part (with its reason).
-    fn refuse_node(&mut self, node: &str, reason: &Cow<'static, str>, out: &mut Vec<ServerEffect>) {
+    fn refuse_node(&mut self, node: &str, reason: Cow<'static, str>, out: &mut Vec<ServerEffect>) {
         let reason = match reason {
             Cow::Borrowed(fixed) => self.texts.fixed(fixed),
-            Cow::Owned(text) => self.texts.text(text),
+            Cow::Owned(text) => self.texts.text(&text),
         };
         out.push(ServerEffect::Trace(TraceEvent::PlanRejected {
             node: self.texts.text(node),
@@ -473,7 +473,8 @@ impl Server {
         out: &mut Vec<ServerEffect>,
     ) -> ApplyResult {
         for (part, reason) in plan.parts().zip(reasons) {
-            self.refuse_node(part.node, reason, out);
+            // (A fixed reason's copy is a pointer's.)
+            self.refuse_node(part.node, reason.clone(), out);
         }
         self.bump_index();
         ApplyResult {
@@ -501,7 +502,7 @@ impl Server {
             match self.node_plan_ok(&part) {
                 Ok(()) => accepted.push(part.node.clone()),
                 Err(reason) => {
-                    self.refuse_node(part.node, &reason, out);
+                    self.refuse_node(part.node, reason, out);
                     result.rejected += 1;
                 }
             }
