@@ -13,7 +13,7 @@ use crate::model::{
 };
 use crate::reconciler::cluster::ReconnectUpdate;
 use crate::sim::queue::Tick;
-use crate::sim::trace::{TraceEvent, short};
+use crate::sim::trace::{SharedText, TraceEvent, short};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -158,11 +158,13 @@ impl Plan {
     }
 
     /// One line per node for the trace.
-    pub fn describe(&self, server: &Server) -> Vec<String> {
+    pub fn describe(&self, server: &Server) -> Vec<SharedText> {
         use std::fmt::Write as _;
         // Most plans only write (one line per node they write to).
         let mut lines = Vec::with_capacity(self.node_allocation.len());
-        // Each line is written into one buffer, part by part.
+        // Each line is written into one buffer, part by part, then copied
+        // once into its shared text.
+        let mut line = String::with_capacity(64);
         for NodePart {
             node,
             stops,
@@ -170,7 +172,7 @@ impl Plan {
             preemptions,
         } in self.parts()
         {
-            let mut line = String::with_capacity(64);
+            line.clear();
             line.push_str(node);
             line.push_str(": ");
             let mut first = true;
@@ -226,7 +228,7 @@ impl Plan {
                 line.push_str("evict ");
                 line.push_str(short(alloc));
             }
-            lines.push(line);
+            lines.push(SharedText::from(line.as_str()));
         }
         lines
     }
@@ -449,10 +451,14 @@ impl Server {
     }
 
     /// Traces the refusal of a node's part (with its reason).
-    fn refuse_node(&mut self, node: &str, reason: &str, out: &mut Vec<ServerEffect>) {
+    fn refuse_node(&mut self, node: &str, reason: Cow<'static, str>, out: &mut Vec<ServerEffect>) {
+        let reason = match reason {
+            Cow::Borrowed(fixed) => self.texts.fixed(fixed),
+            Cow::Owned(text) => self.texts.text(&text),
+        };
         out.push(ServerEffect::Trace(TraceEvent::PlanRejected {
             node: self.texts.text(node),
-            reason: self.texts.text(reason),
+            reason,
         }));
     }
 
@@ -467,7 +473,8 @@ impl Server {
         out: &mut Vec<ServerEffect>,
     ) -> ApplyResult {
         for (part, reason) in plan.parts().zip(reasons) {
-            self.refuse_node(part.node, reason, out);
+            // (A fixed reason's copy is a pointer's.)
+            self.refuse_node(part.node, reason.clone(), out);
         }
         self.bump_index();
         ApplyResult {
@@ -495,7 +502,7 @@ impl Server {
             match self.node_plan_ok(&part) {
                 Ok(()) => accepted.push(part.node.clone()),
                 Err(reason) => {
-                    self.refuse_node(part.node, &reason, out);
+                    self.refuse_node(part.node, reason, out);
                     result.rejected += 1;
                 }
             }

@@ -25,8 +25,8 @@ use crate::reconciler::rules::ReconcilerRules;
 use crate::scenario::format::JobSpec;
 use crate::sim::queue::Tick;
 use crate::sim::trace::{
-    AllocReasons, AllocReasonsBuilder, BrokerState, EvalProcessed, GroupUpdates, Text, TraceEvent,
-    short,
+    AllocReasons, AllocReasonsBuilder, BrokerState, EvalProcessed, GroupUpdates, SharedText,
+    TraceEvent, short,
 };
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -82,7 +82,7 @@ impl Retries {
         &mut self,
         attempt: usize,
         progress: bool,
-        plan_lines: &mut Vec<String>,
+        plan_lines: &mut Vec<SharedText>,
     ) -> bool {
         self.without_progress = if progress {
             0
@@ -93,21 +93,21 @@ impl Retries {
             return false;
         }
         if self.without_progress < self.max {
-            plan_lines.push(format!(
+            plan_lines.push(SharedText::from(format!(
                 "stopped after {attempt} attempts that each made progress"
-            ));
+            )));
         }
         true
     }
 
     /// The line for the attempts that reused a plan, if any.
-    fn finish(&self, plan_lines: &mut Vec<String>) {
+    fn finish(&self, plan_lines: &mut Vec<SharedText>) {
         if self.repeated > 0 {
             const TAIL: &str = " more attempts: same plan, rejected again";
             let mut line = String::with_capacity(TAIL.len() + 3);
             super::push_decimal(&mut line, self.repeated as u64);
             line.push_str(TAIL);
-            plan_lines.push(line);
+            plan_lines.push(SharedText::from(line));
         }
     }
 }
@@ -151,8 +151,9 @@ enum AttemptPlan {
 /// Debug builds check every reuse against a new attempt.
 pub struct KeptAttempt {
     plan: Plan,
-    /// The plan's description ([`Plan::describe`]).
-    lines: Vec<String>,
+    /// The plan's description ([`Plan::describe`]), shared with the trace
+    /// entries of the evals that reuse it.
+    lines: Vec<SharedText>,
     reasons: AllocReasons,
     desired_tg_updates: GroupUpdates,
     /// The profile's `persist_reconnect_mark` the plan was built with.
@@ -207,7 +208,7 @@ impl Attempt {
     /// (`applied`): its plan moves into the kept attempt.
     fn keep(
         &mut self,
-        lines: &[String],
+        lines: &[SharedText],
         applied: &super::plan::ApplyResult,
         persist_reconnect_mark: bool,
     ) -> Option<Arc<KeptAttempt>> {
@@ -246,7 +247,7 @@ struct SystemAttempt {
 struct Processed {
     outcome: EvalOutcome,
     reasons: AllocReasons,
-    plan: Vec<String>,
+    plan: Vec<SharedText>,
 }
 
 /// A placement to make, read from the reconciler's result: (name, group,
@@ -462,6 +463,45 @@ pub fn node_rules(version: crate::profile::Version) -> NodeRules {
     }
 }
 
+/// Adds an attempt's plan `lines` to an eval's: as they are for the first
+/// attempt (shared, not copied), after "attempt N: " for a later one.
+fn push_attempt_lines(
+    plan_lines: &mut Vec<SharedText>,
+    attempt: usize,
+    lines: impl IntoIterator<Item = SharedText>,
+) {
+    if attempt == 1 {
+        plan_lines.extend(lines);
+        return;
+    }
+    // Each line is written into one buffer, then copied once.
+    let mut prefixed = String::new();
+    for line in lines {
+        prefixed.clear();
+        prefixed.push_str("attempt ");
+        super::push_decimal(&mut prefixed, attempt as u64);
+        prefixed.push_str(": ");
+        prefixed.push_str(&line);
+        plan_lines.push(SharedText::from(prefixed.as_str()));
+    }
+}
+
+/// The line for the groups an eval failed to place.
+fn failed_line(failed: &[String]) -> SharedText {
+    const HEAD: &str = "failed to place: ";
+    // The exact length: the text moves into its shared copy as it is.
+    let len = failed.iter().map(|name| name.len() + 2).sum::<usize>();
+    let mut line = String::with_capacity(HEAD.len() + len.saturating_sub(2));
+    line.push_str(HEAD);
+    for (i, name) in failed.iter().enumerate() {
+        if i > 0 {
+            line.push_str(", ");
+        }
+        line.push_str(name);
+    }
+    SharedText::from(line)
+}
+
 /// A new ID from a seed and a counter (the server's ID scheme, usable while
 /// the server is borrowed).
 fn make_id(seed: u64, counter: u64) -> String {
@@ -521,10 +561,10 @@ impl Server {
                         desired_tg_updates: GroupUpdates::new(),
                     },
                     reasons: AllocReasons::new(),
-                    plan: vec![format!(
+                    plan: vec![SharedText::from(format!(
                         "trigger {} not handled by the system scheduler",
                         eval.triggered_by
-                    )],
+                    ))],
                 },
             )
         } else if system {
@@ -553,7 +593,7 @@ impl Server {
                 trigger,
                 desired_tg_updates: outcome.desired_tg_updates.clone(),
                 reasons,
-                plan: plan.into_iter().map(Text::from).collect(),
+                plan: plan.into(),
                 status: self.texts.text(status.as_str()),
             },
         ))));
@@ -723,16 +763,17 @@ impl Server {
                     if eval.wait_until.is_zero() && !result.plan().is_noop() {
                         self.create_followups(now, eval, &result.followups, out);
                     }
-                    let lines = match &result.plan {
-                        AttemptPlan::Built(plan) => plan.describe(self),
-                        AttemptPlan::Kept(kept, _) => kept.lines.clone(),
-                    };
-                    for line in lines {
-                        plan_lines.push(if attempt > 1 {
-                            format!("attempt {attempt}: {line}")
-                        } else {
-                            line
-                        });
+                    match &result.plan {
+                        AttemptPlan::Built(plan) => {
+                            push_attempt_lines(&mut plan_lines, attempt, plan.describe(self));
+                        }
+                        AttemptPlan::Kept(kept, _) => {
+                            push_attempt_lines(
+                                &mut plan_lines,
+                                attempt,
+                                kept.lines.iter().cloned(),
+                            );
+                        }
                     }
                     last.insert(result)
                 }
@@ -792,7 +833,7 @@ impl Server {
             && status != EvalStatus::Failed
             && (attempt.followups.is_empty() || wait_passed)
         {
-            plan_lines.push(format!("failed to place: {}", attempt.failed.join(", ")));
+            plan_lines.push(failed_line(&attempt.failed));
             if eval.status == EvalStatus::Blocked {
                 status = EvalStatus::Blocked;
             } else if let Some(job) = job {
@@ -1613,13 +1654,7 @@ impl Server {
                 (false, false)
             } else {
                 let mut current = self.compute_system(now, eval, job);
-                for line in current.plan.describe(self) {
-                    plan_lines.push(if attempt > 1 {
-                        format!("attempt {attempt}: {line}")
-                    } else {
-                        line
-                    });
-                }
+                push_attempt_lines(&mut plan_lines, attempt, current.plan.describe(self));
                 let applied = self.apply_plan(now, &eval.id, &mut current.plan, out);
                 let progress = Retries::progress(&applied, &current.plan);
                 last = Some(current);
@@ -1641,7 +1676,7 @@ impl Server {
             ..
         } = last.unwrap_or_default();
         if !failed.is_empty() && status != EvalStatus::Failed {
-            plan_lines.push(format!("failed to place: {}", failed.join(", ")));
+            plan_lines.push(failed_line(&failed));
             if eval.status == EvalStatus::Blocked {
                 status = EvalStatus::Blocked;
             } else {

@@ -649,6 +649,13 @@ impl From<Vec<String>> for PlanLines {
     }
 }
 
+/// Lines shared already (the scheduler's): kept as they are.
+impl From<Vec<SharedText>> for PlanLines {
+    fn from(lines: Vec<SharedText>) -> Self {
+        PlanLines(lines.into_boxed_slice())
+    }
+}
+
 impl<'a> IntoIterator for &'a PlanLines {
     type Item = &'a SharedText;
     type IntoIter = std::slice::Iter<'a, SharedText>;
@@ -840,6 +847,9 @@ impl TraceEvent {
 #[derive(Debug, Clone, Default)]
 pub struct SharedTexts {
     table: Arc<TextTable<SharedText>>,
+    /// The stored copies of the fixed texts used so far
+    /// ([`SharedTexts::fixed`]: a few), by the address of the text.
+    fixed: Vec<(&'static str, SharedText)>,
 }
 
 /// Any two tables compare equal: a table is where texts live, not state
@@ -1066,6 +1076,21 @@ impl SharedTexts {
             Some(shared) => shared.clone(),
             None => self.insert_new(text),
         }
+    }
+
+    /// [`SharedTexts::text`] of one of a few fixed texts (a plan
+    /// refusal's reason), found by its address without hashing.
+    pub fn fixed(&mut self, text: &'static str) -> SharedText {
+        if let Some((_, shared)) = self
+            .fixed
+            .iter()
+            .find(|(fixed, _)| std::ptr::eq(*fixed, text))
+        {
+            return shared.clone();
+        }
+        let shared = self.text(text);
+        self.fixed.push((text, shared.clone()));
+        shared
     }
 
     /// [`SharedTexts::text`] of a text not stored yet (apart: a run meets

@@ -521,7 +521,7 @@ mod tests {
         let mut memo = ReconcileMemo::default();
         let attempt = Arc::new(KeptAttempt {
             plan: Plan::default(),
-            lines: vec!["node-1: update web.web[1](a1)".to_string()],
+            lines: vec!["node-1: update web.web[1](a1)".into()],
             reasons: AllocReasons::new(),
             desired_tg_updates: GroupUpdates::new(),
             persist_reconnect_mark: true,
