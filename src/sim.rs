@@ -203,9 +203,6 @@ pub struct Sim {
 pub struct EffectBuffers {
     client: Vec<ClientEffect>,
     server: Vec<ServerEffect>,
-    /// The shared copies of the fixed call details used so far
-    /// ([`Rpc::fixed_detail`]: a few), found here without hashing.
-    details: Vec<trace::SharedText>,
 }
 
 impl Sim {
@@ -463,7 +460,7 @@ impl Sim {
         // The trace's words for the call: only a call sent shows them (a
         // fixed text, most calls' (a heartbeat's), is the shared copy).
         let detail = match rpc.fixed_detail() {
-            Some(fixed) => self.fixed_detail(fixed),
+            Some(fixed) => self.server.texts.fixed(fixed),
             None => rpc.detail().into(),
         };
         let held = link.hold;
@@ -485,16 +482,6 @@ impl Sim {
                 },
             );
         }
-    }
-
-    /// The shared copy of a fixed call detail ([`Rpc::fixed_detail`]).
-    fn fixed_detail(&mut self, text: &str) -> trace::SharedText {
-        if let Some(shared) = self.buffers.details.iter().find(|shared| **shared == text) {
-            return shared.clone();
-        }
-        let shared = self.server.texts.text(text);
-        self.buffers.details.push(shared.clone());
-        shared
     }
 
     /// Delivers a call in flight to the leader now.
