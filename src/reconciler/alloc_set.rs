@@ -7,7 +7,7 @@
 //! combine (difference, union, update) in one merge pass, and cloning a set
 //! only copies pointers and bumps reference counts.
 
-use crate::model::{Allocation, ClientStatus, alloc_name};
+use crate::model::{Allocation, ClientStatus};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -383,8 +383,8 @@ impl FromIterator<Arc<Allocation>> for AllocSet {
 /// so placements get free names and scale-downs stop the highest ones.
 #[derive(Debug, Clone)]
 pub struct AllocNameIndex {
-    job: String,
-    group: String,
+    /// The names' common start, `<job>.<group>[`.
+    prefix: String,
     count: u32,
     /// Taken indexes (Nomad's bitmap).
     taken: Taken,
@@ -405,9 +405,14 @@ impl AllocNameIndex {
         count: u32,
         indexes: impl IntoIterator<Item = u32>,
     ) -> Self {
+        // `alloc_name`'s format, up to the index.
+        let mut prefix = String::with_capacity(job.len() + group.len() + 2);
+        prefix.push_str(job);
+        prefix.push('.');
+        prefix.push_str(group);
+        prefix.push('[');
         let mut index = AllocNameIndex {
-            job: job.to_string(),
-            group: group.to_string(),
+            prefix,
             count,
             taken: Taken::with_capacity(count),
             duplicates: BTreeMap::new(),
@@ -426,8 +431,25 @@ impl AllocNameIndex {
         }
     }
 
+    /// The name with index `idx` ([`crate::model::alloc_name`]), written from the
+    /// common start without formatting.
     fn name(&self, idx: u32) -> String {
-        alloc_name(&self.job, &self.group, idx)
+        let mut digits = [0u8; 10];
+        let (mut at, mut rest) = (digits.len(), idx);
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        let mut name = String::with_capacity(self.prefix.len() + digits.len() - at + 1);
+        name.push_str(&self.prefix);
+        name.extend(digits[at..].iter().map(|d| char::from(*d)));
+        name.push(']');
+        debug_assert_eq!(name, format!("{}{idx}]", self.prefix));
+        name
     }
 
     /// Takes the `n` highest taken indexes off the index and returns their
@@ -708,6 +730,15 @@ mod tests {
             names(&["example.cache[0]", "example.cache[1]", "example.cache[2]"]),
             "full bitmap"
         );
+    }
+
+    /// Names are written as the model formats them, at any index width.
+    #[test]
+    fn name_index_names_match_the_model() {
+        let idx = AllocNameIndex::new("web", "api.v2", 0, &AllocSet::new());
+        for i in [0, 7, 10, 99, 100, 12345, u32::MAX] {
+            assert_eq!(idx.name(i), crate::model::alloc_name("web", "api.v2", i));
+        }
     }
 
     /// `Test_allocNameIndex_Duplicates`.

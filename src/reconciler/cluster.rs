@@ -266,10 +266,16 @@ pub struct ReconcileResult {
 impl ReconcileResult {
     /// Whether a run of an input equal to this run's but for its time
     /// `now` and its eval `eval_id` gives this result (once
-    /// [`ReconcileResult::retime`]d to `now`); `allocs` are the input's.
-    pub fn holds_for(&self, allocs: &[Arc<Allocation>], now: Time, eval_id: &str) -> bool {
+    /// [`ReconcileResult::retime`]d to `now`); `allocs` are the input's
+    /// (or, for an eval with an ID, those of them with a follow-up eval).
+    pub fn holds_for<'a>(
+        &self,
+        allocs: impl IntoIterator<Item = &'a Arc<Allocation>>,
+        now: Time,
+        eval_id: &str,
+    ) -> bool {
         self.validity.is_some_and(|v| v.contains(now))
-            && allocs.iter().all(|a| a.followup_eval_id != eval_id)
+            && allocs.into_iter().all(|a| a.followup_eval_id != eval_id)
     }
 
     /// Whether every update's time is `now` (then [`ReconcileResult::retime`]
@@ -1453,15 +1459,25 @@ impl Reconciler<'_, '_> {
     /// holds the table's allocs (no copies of its own), all of them plainly
     /// running but for
     /// `odd` (ascending positions, each in `set`): those stay untainted (what `should_filter` and `update_by_reschedulable`
-    /// answer for them) as a block, and `odd` are split one by one. Takes
-    /// the set: its allocs that stay are the untainted part.
+    /// answer for them) as a block, and `odd` are split one by one (most
+    /// of them quiet, see [`filters::quiet`], and so untainted too).
+    /// Takes the set: its allocs that stay are the untainted part.
     fn split_plain(&self, mut set: PosSet, odd: &[u32]) -> Split {
         let t = self.table;
         let cx = self.reschedule_cx();
         let (mut now, mut later) = (PosSet::new(), Vec::new());
         // `odd` ascends, so the parts are in ID order.
         set.remove_where(odd, |pos| {
-            if t.facts(pos).plainly_running() {
+            // A quiet alloc stays, but an unknown one whose follow-up
+            // eval is the run's (then the rules below tie the result to
+            // the eval).
+            let f = t.facts(pos);
+            if f.quiet() && (!f.unknown() || cx.clock.is_other_eval(&t.alloc(pos).followup_eval_id))
+            {
+                debug_assert!(matches!(
+                    split_outcome(t.alloc(pos), false, &cx),
+                    Outcome::Untainted
+                ));
                 return false;
             }
             match split_outcome(t.alloc(pos), false, &cx) {

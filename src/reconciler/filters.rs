@@ -100,6 +100,13 @@ impl<'a> EvalClock<'a> {
         reached
     }
 
+    /// Whether `id` is not the run's eval: [`EvalClock::is_eval`]'s
+    /// negation without tying the run to the eval, for a caller that asks
+    /// `is_eval` where a match matters.
+    pub fn is_other_eval(&self, id: &str) -> bool {
+        id != self.eval_id
+    }
+
     /// Whether `id` (an input alloc's follow-up eval) is the eval's ID (a
     /// match ties the run to this eval).
     pub fn is_eval(&self, id: &str) -> bool {
@@ -657,6 +664,19 @@ pub fn split_rescheduleable(
 pub(crate) fn plainly_running(alloc: &Allocation) -> bool {
     alloc.client_status == ClientStatus::Running
         && alloc.desired_status == DesiredStatus::Run
+        && !alloc.desired_transition.should_reschedule()
+        && !alloc.desired_transition.should_force_reschedule()
+}
+
+/// A pending, running or unknown alloc the server wants running, with no
+/// reschedule transition: outside a disconnect, never rescheduled or
+/// dropped, but when unknown with the run's eval as its follow-up eval
+/// (see `update_by_reschedulable`).
+pub(crate) fn quiet(alloc: &Allocation) -> bool {
+    matches!(
+        alloc.client_status,
+        ClientStatus::Pending | ClientStatus::Running | ClientStatus::Unknown
+    ) && alloc.desired_status == DesiredStatus::Run
         && !alloc.desired_transition.should_reschedule()
         && !alloc.desired_transition.should_force_reschedule()
 }

@@ -12,7 +12,7 @@
 
 use super::super::alloc_set::{AllocSet, name_index};
 use super::super::filters::{
-    FilterContext, TaintedIndex, classify_alloc_on, id_prefix, plainly_fine, plainly_running,
+    FilterContext, TaintedIndex, classify_alloc_on, id_prefix, plainly_fine, plainly_running, quiet,
 };
 use super::super::reasons::{AllocCategory, ClassifyRule};
 use crate::model::{Allocation, ClientStatus, Job};
@@ -44,6 +44,7 @@ impl Facts {
     const PLAINLY_RUNNING: u8 = 8;
     const PLAIN: u8 = 16;
     const OTHER_JOB: u8 = 32;
+    const QUIET: u8 = 64;
 
     #[inline]
     fn has(&self, flag: u8) -> bool {
@@ -69,6 +70,12 @@ impl Facts {
     #[inline]
     pub fn plainly_running(&self) -> bool {
         self.has(Facts::PLAINLY_RUNNING)
+    }
+    /// Pending, running or unknown, wanted running, no reschedule
+    /// transition (see [`quiet`]).
+    #[inline]
+    pub fn quiet(&self) -> bool {
+        self.has(Facts::QUIET)
     }
     /// Untainted on a fine node ([`ClassifyRule::NodeFine`]) and plainly
     /// running: most allocs. Such an alloc is kept whatever the group's
@@ -187,7 +194,7 @@ impl<'a> Table<'a> {
                     prefix,
                     cat: AllocCategory::Untainted,
                     rule: ClassifyRule::NodeFine,
-                    flags: Facts::PLAINLY_RUNNING | Facts::PLAIN | other_job,
+                    flags: Facts::PLAINLY_RUNNING | Facts::QUIET | Facts::PLAIN | other_job,
                     group: group as u32,
                 }
             } else {
@@ -210,6 +217,7 @@ impl<'a> Table<'a> {
                         | flag(a.terminal_status(), Facts::TERMINAL)
                         | flag(a.client_status == ClientStatus::Unknown, Facts::UNKNOWN)
                         | flag(plainly_running, Facts::PLAINLY_RUNNING)
+                        | flag(plainly_running || quiet(a), Facts::QUIET)
                         | flag(plain, Facts::PLAIN)
                         | other_job,
                     group: group as u32,

@@ -76,6 +76,9 @@ struct Entry {
     /// The ID prefixes of the allocs' nodes, in the allocs' order; made
     /// when first needed (the allocs are the same whenever it is read).
     node_prefixes: Vec<u128>,
+    /// The positions of the allocs with a follow-up eval: the only ones
+    /// that can name an eval with an ID.
+    followups: Vec<u32>,
     deployment: Option<Deployment>,
     job_is_batch: bool,
     eval_priority: i64,
@@ -189,7 +192,8 @@ impl Entry {
         );
         // The same list (by address: see `Entry::allocs`), or one holding
         // the same allocs (then kept, to be known by its address).
-        let same_allocs = match reads.allocs {
+        // Asked after the cheap checks.
+        let mut same_allocs = || match reads.allocs {
             Some(list) if Arc::ptr_eq(&self.allocs, list) => true,
             _ => {
                 let same = holds(&self.allocs, input.allocs);
@@ -237,8 +241,7 @@ impl Entry {
             }
             same
         };
-        same_allocs
-            && same_arc(self.job.as_ref(), input.job)
+        same_arc(self.job.as_ref(), input.job)
             && self.job_is_batch == input.job_is_batch
             && self.eval_priority == input.eval_priority
             && self.options.rules == reads.options.rules
@@ -247,6 +250,7 @@ impl Entry {
             && self.deployment.as_ref() == input.deployment
             && !input.deployment_paused
             && !input.deployment_failed
+            && same_allocs()
             && same_specs()
             && same_nodes()
     }
@@ -263,13 +267,26 @@ impl ReconcileMemo {
     pub fn get(&mut self, input: &Probe<'_>, reads: &Reads<'_>) -> Option<Hit> {
         let table = self.table(reads.tainted);
         let entry = self.jobs.get_mut(input.job_id)?;
-        if !entry
-            .result
-            .holds_for(input.allocs, input.now, input.eval_id)
-            || !entry.matches(input, reads, &table, &mut self.changes)
-        {
+        // The entry's allocs with a follow-up eval, looked up in the
+        // input's: they are the ones when the input's allocs are the
+        // entry's (else `matches` fails).
+        let holds = if input.eval_id.is_empty() {
+            entry
+                .result
+                .holds_for(input.allocs, input.now, input.eval_id)
+        } else {
+            let followups = entry.followups.iter();
+            let named = followups.filter_map(|i| input.allocs.get(*i as usize));
+            entry.result.holds_for(named, input.now, input.eval_id)
+        };
+        if !holds || !entry.matches(input, reads, &table, &mut self.changes) {
             return None;
         }
+        debug_assert!(
+            entry
+                .result
+                .holds_for(input.allocs, input.now, input.eval_id)
+        );
         Some(Hit {
             kept: Arc::clone(&entry.result),
             now: input.now,
@@ -314,6 +331,11 @@ impl ReconcileMemo {
             },
             tainted: self.table(reads.tainted),
             node_prefixes: Vec::new(),
+            followups: (0..)
+                .zip(input.allocs)
+                .filter(|(_, a)| !a.followup_eval_id.is_empty())
+                .map(|(i, _)| i)
+                .collect(),
             deployment: input.deployment.cloned(),
             job_is_batch: input.job_is_batch,
             eval_priority: input.eval_priority,
