@@ -397,31 +397,34 @@ fn replacement_lookup(
     }
 }
 
-/// A node's placement score for a group, or `None` when the group does not
-/// fit: Nomad's bin-packing score of the node with the group's `need`
-/// added to what it runs (`base`) and what the plan adds (`delta`), averaged
-/// with the job anti-affinity (`collisions` same-group allocs on the node
-/// out of `count`) and the reschedule penalty when they apply, summed in
-/// this order. The collisions are counted only on a node the group fits.
-fn placement_score(
+/// Nomad's bin-packing score of a node for a group, or `None` when the
+/// group's `need` does not fit, with `need` added to what the node runs
+/// (`base`) and what the plan adds (`delta`): the first term of a node's
+/// placement score ([`combined_score`]). The placement index keeps it per
+/// node, so that a node it walks to is scored without computing it again
+/// (two `powf`s).
+fn binpack(
     record: &super::NodeRecord,
     base: (u64, u64),
     delta: (i64, i64),
     need: (u64, u64),
-    collisions: impl FnOnce() -> u64,
-    count: u64,
-    penalty: bool,
 ) -> Option<f64> {
     let used_cpu = (base.0 as i64 + delta.0).max(0) as u64;
     let used_mem = (base.1 as i64 + delta.1).max(0) as u64;
     if used_cpu + need.0 > record.cpu || used_mem + need.1 > record.memory_mb {
         return None;
     }
-    let collisions = collisions();
     let free_cpu = 1.0 - (used_cpu + need.0) as f64 / record.cpu.max(1) as f64;
     let free_mem = 1.0 - (used_mem + need.1) as f64 / record.memory_mb.max(1) as f64;
     let total = 10f64.powf(free_cpu) + 10f64.powf(free_mem);
-    let binpack = ((20.0 - total) / 18.0).clamp(0.0, 1.0);
+    Some(((20.0 - total) / 18.0).clamp(0.0, 1.0))
+}
+
+/// A node's placement score from its [`binpack`] score: averaged with the
+/// job anti-affinity (`collisions` same-group allocs on the node out of
+/// `count`) and the reschedule penalty when they apply, summed in this
+/// order.
+fn combined_score(binpack: f64, collisions: u64, count: u64, penalty: bool) -> f64 {
     let mut sum = binpack;
     let mut scores = 1.0;
     if collisions > 0 {
@@ -432,7 +435,7 @@ fn placement_score(
         sum += -1.0;
         scores += 1.0;
     }
-    Some(sum / scores)
+    sum / scores
 }
 
 /// Whether `version` has #16609 (reconnecting allocs reconciled first):
@@ -1974,41 +1977,46 @@ fn group_fit(
     load: NodeLoad<'_>,
     penalty: bool,
 ) -> Fit {
-    let NodeLoad {
-        base,
-        delta,
-        base_groups,
-        delta_groups,
-    } = load;
     if !node_feasible_for(job, group_spec, &record.node) {
         return Fit::Infeasible;
     }
-    let count = u64::from(group_spec.count.unwrap_or(1)).max(1);
-    let collisions = || {
-        let base_count = base_groups
-            .and_then(|groups| groups.get(group_key))
-            .copied()
-            .unwrap_or(0);
-        let delta_count = delta_groups
-            .and_then(|groups| groups.get(group_key))
-            .copied()
-            .unwrap_or(0);
-        (base_count as i64 + delta_count).max(0) as u64
-    };
-    match placement_score(
+    let need = group_need(group_spec);
+    match binpack(
         record,
-        base.unwrap_or((0, 0)),
-        delta.unwrap_or((0, 0)),
-        group_need(group_spec),
-        collisions,
-        count,
-        penalty,
+        load.base.unwrap_or((0, 0)),
+        load.delta.unwrap_or((0, 0)),
+        need,
     ) {
         None => Fit::Full,
-        // The same rounding as `select_node`, kept as an integer: the
-        // score is this over 1e6, exactly.
-        Some(score) => Fit::Score((score * 1e6).round() as i64),
+        Some(binpack) => scored_fit(group_spec, group_key, binpack, &load, penalty),
     }
+}
+
+/// [`group_fit`] of a feasible node the group fits, from its [`binpack`]
+/// score.
+fn scored_fit(
+    group_spec: &crate::scenario::format::GroupSpec,
+    group_key: &str,
+    binpack: f64,
+    load: &NodeLoad<'_>,
+    penalty: bool,
+) -> Fit {
+    let count = u64::from(group_spec.count.unwrap_or(1)).max(1);
+    let base_count = load
+        .base_groups
+        .and_then(|groups| groups.get(group_key))
+        .copied()
+        .unwrap_or(0);
+    let delta_count = load
+        .delta_groups
+        .and_then(|groups| groups.get(group_key))
+        .copied()
+        .unwrap_or(0);
+    let collisions = (base_count as i64 + delta_count).max(0) as u64;
+    let score = combined_score(binpack, collisions, count, penalty);
+    // The same rounding as `select_node`, kept as an integer: the score is
+    // this over 1e6, exactly.
+    Fit::Score((score * 1e6).round() as i64)
 }
 
 /// Whether a node may run the group at all (ignoring resources): ready,

@@ -21,7 +21,7 @@
 //! tables ([`crate::server::ServerState::node_slot`]) and each slot's rank,
 //! so that a node it walks to is scored without an ID lookup.
 
-use super::{Fit, Usage, placement_score};
+use super::{Fit, NodeLoad, Usage, binpack, combined_score, scored_fit};
 use crate::model::Job;
 use crate::scenario::format::GroupSpec;
 use crate::server::Server;
@@ -53,8 +53,9 @@ const NO_RANK: u32 = u32::MAX;
 #[derive(Debug)]
 struct NeedIndex {
     /// Per node (in ID order): its bin-packing score in millionths when it
-    /// is ready and the need fits its free resources.
-    scores: Vec<Option<i64>>,
+    /// is ready and the need fits its free resources, with the score
+    /// itself (what a node walked to is scored from: [`super::scored_fit`]).
+    scores: Vec<Option<(i64, f64)>>,
     /// The scored nodes, best first, ties by node order.
     order: Order,
 }
@@ -123,24 +124,36 @@ impl PlacementIndex {
 
 impl Server {
     /// A node's bin-packing score for `need` with the state's usage, in
-    /// millionths (`None`: not ready, or the need does not fit).
+    /// millionths and as computed (`None`: not ready, or the need does not
+    /// fit).
     fn binpack_score(
         &self,
         slot: u32,
         record: &crate::server::NodeRecord,
         need: (u64, u64),
-    ) -> Option<i64> {
+    ) -> Option<(i64, f64)> {
         if !record.node.ready() {
             return None;
         }
         let base = self.state.node_usage.get(slot).copied().unwrap_or((0, 0));
-        placement_score(record, base, (0, 0), need, || 0, 1, false)
-            .map(|score| (score * 1e6).round() as i64)
+        let binpack = binpack(record, base, (0, 0), need)?;
+        // Its placement score alone, rounded as `group_fit` rounds.
+        let score = combined_score(binpack, 0, 1, false);
+        Some(((score * 1e6).round() as i64, binpack))
     }
 
     /// Brings the index of `need` up to date: builds it, or rescores the
     /// nodes whose usage changed (in every indexed need).
     pub(super) fn sync_placement_index(&mut self, need: (u64, u64)) {
+        // Most placements find it current (a plan's allocs are written
+        // after all its placements): nothing to take out and put back.
+        let current = &self.state.placement;
+        if current.dirty.is_empty()
+            && current.slots.len() == self.state.nodes.len()
+            && current.needs.iter().any(|(indexed, _)| *indexed == need)
+        {
+            return;
+        }
         let mut index = std::mem::take(&mut self.state.placement);
         if index.slots.len() != self.state.nodes.len() {
             self.slot_nodes(&mut index);
@@ -157,18 +170,19 @@ impl Server {
                 };
                 let score = self.binpack_score(slot, record, *need);
                 let old = std::mem::replace(&mut scores.scores[rank], score);
-                if old != score {
+                let (old, new) = (old.map(|(old, _)| old), score.map(|(new, _)| new));
+                if old != new {
                     if let Some(old) = old {
                         scores.order.remove(&(Reverse(old), rank));
                     }
-                    if let Some(score) = score {
-                        scores.order.insert((Reverse(score), rank));
+                    if let Some(new) = new {
+                        scores.order.insert((Reverse(new), rank));
                     }
                 }
             }
         }
         if !index.needs.iter().any(|(indexed, _)| *indexed == need) {
-            let scores: Vec<Option<i64>> = self
+            let scores: Vec<Option<(i64, f64)>> = self
                 .state
                 .nodes
                 .values()
@@ -179,7 +193,7 @@ impl Server {
             let mut order: Vec<(Reverse<i64>, usize)> = scores
                 .iter()
                 .enumerate()
-                .filter_map(|(rank, score)| score.map(|score| (Reverse(score), rank)))
+                .filter_map(|(rank, score)| score.map(|(score, _)| (Reverse(score), rank)))
                 .collect();
             order.sort_unstable();
             index.needs.push((
@@ -295,9 +309,21 @@ impl Server {
             let Some((_, record)) = nodes.get_index(rank) else {
                 continue;
             };
-            consider(
-                &mut best,
-                self.node_fit(
+            // The plan left the node as the index scored it: its fit is
+            // its kept bin-packing score with the job anti-affinity.
+            let fit = match index.scores.get(rank).copied().flatten() {
+                Some((_, binpack)) if super::node_feasible_for(job, group_spec, &record.node) => {
+                    let slot = placement.slot(rank);
+                    let load = NodeLoad {
+                        base_groups: slot
+                            .and_then(|slot| self.state.group_counts.get(slot))
+                            .map(|groups| &**groups),
+                        ..NodeLoad::default()
+                    };
+                    scored_fit(group_spec, group_key, binpack, &load, false)
+                }
+                Some(_) => Fit::Infeasible,
+                None => self.node_fit(
                     job,
                     group_spec,
                     group_key,
@@ -306,8 +332,20 @@ impl Server {
                     usage,
                     false,
                 ),
-                rank,
+            };
+            debug_assert!(
+                fit == self.node_fit(
+                    job,
+                    group_spec,
+                    group_key,
+                    placement.slot(rank),
+                    record,
+                    usage,
+                    false,
+                ),
+                "a node's kept bin-packing score is stale"
             );
+            consider(&mut best, fit, rank);
         }
         best
     }
