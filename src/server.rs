@@ -692,11 +692,14 @@ impl Server {
     pub fn put_alloc(&mut self, alloc: Allocation) {
         self.state.alloc_writes += 1;
         let alloc = Arc::new(alloc);
-        // One lookup of the ID: the write returns the version it replaces.
+        // One lookup of the ID: the write returns the version it replaces
+        // (a stored alloc's entry takes the new version, its ID is copied
+        // only for a new alloc's key or where a history checkpoint shares
+        // the entry).
         let old = self
             .state
             .allocs
-            .insert(alloc.id.clone(), Arc::clone(&alloc));
+            .put(&alloc.id, Arc::clone(&alloc), || alloc.id.clone());
         match &old {
             // Most writes keep the alloc's share of its node (a client
             // status, a mark, an index): taking it away and adding it back

@@ -178,4 +178,34 @@ mod tests {
         assert_eq!(next.as_deref(), Some("a3"));
         assert_eq!(cancelled, vec!["a2".to_string()]);
     }
+
+    /// `forget` finds an eval under the job, priority and seq it was
+    /// queued with, wherever it waits: ready, queued behind its job's
+    /// active eval, delayed or blocked; the job's other evals stay.
+    #[test]
+    fn forget_removes_an_eval_from_every_queue() {
+        let mut broker = Broker::default();
+        broker.enqueue("a", "a1", 50, 0);
+        broker.enqueue("a", "a2", 60, 1);
+        broker.enqueue("b", "b1", 70, 2);
+        broker.delay("c1", 100);
+        assert_eq!(broker.block("d", "d1"), None);
+        // Queued behind the job's active eval.
+        broker.forget("a", "a2", 60, 1);
+        assert!(!broker.queued.contains_key("a"));
+        assert_eq!(broker.ready_ids(), vec!["b1".to_string(), "a1".to_string()]);
+        // Ready and the job's active eval.
+        broker.forget("a", "a1", 50, 0);
+        assert_eq!(broker.ready_ids(), vec!["b1".to_string()]);
+        assert!(!broker.job_active.contains_key("a"));
+        // Delayed and blocked.
+        broker.forget("c", "c1", 50, 3);
+        broker.forget("d", "d1", 50, 4);
+        assert!(broker.delayed.is_empty());
+        assert!(broker.blocked.is_empty());
+        // A forgotten job's next eval is ready at once.
+        broker.enqueue("a", "a3", 50, 5);
+        assert_eq!(broker.ready_ids(), vec!["b1".to_string(), "a3".to_string()]);
+        assert_eq!(broker.job_active.get("b").map(String::as_str), Some("b1"));
+    }
 }

@@ -127,10 +127,16 @@ impl Plan {
     }
 
     fn write_entry(&mut self, entry: PlanAlloc) {
-        self.node_allocation
-            .entry(entry.read().node_id.clone())
-            .or_default()
-            .push(entry);
+        use std::collections::btree_map::Entry;
+        // Most nodes get one write per plan: a new node's list is made
+        // with room for just it (pushing onto an empty list would make
+        // room for four).
+        match self.node_allocation.entry(entry.read().node_id.clone()) {
+            Entry::Vacant(slot) => {
+                slot.insert(vec![entry]);
+            }
+            Entry::Occupied(mut slot) => slot.get_mut().push(entry),
+        }
     }
 
     /// Each node's part of the plan, in node order, each node once: the
@@ -152,6 +158,33 @@ impl Plan {
                 node,
                 stops: next_of(&mut stops, node),
                 allocs: next_of(&mut writes, node),
+                preemptions: next_of(&mut evictions, node),
+            })
+        })
+    }
+
+    /// [`Plan::parts`] with each node's writes to take (`None` where the
+    /// node has none): the applier walks the plan once more to commit the
+    /// nodes it accepted (no lookup, no copy of a node's ID per node).
+    fn parts_mut(&mut self) -> impl Iterator<Item = NodePartMut<'_>> {
+        let mut stops = self.node_update.iter().peekable();
+        let mut writes = self.node_allocation.iter_mut().peekable();
+        let mut evictions = self.node_preemptions.iter().peekable();
+        std::iter::from_fn(move || {
+            let node = [
+                stops.peek().map(|(node, _)| *node),
+                writes.peek().map(|(node, _)| *node),
+                evictions.peek().map(|(node, _)| *node),
+            ]
+            .into_iter()
+            .flatten()
+            .min()?;
+            Some(NodePartMut {
+                node,
+                stops: next_of(&mut stops, node),
+                allocs: writes
+                    .next_if(|(key, _)| same_node(key, node))
+                    .map(|(_, list)| list),
                 preemptions: next_of(&mut evictions, node),
             })
         })
@@ -247,13 +280,32 @@ pub(super) struct NodePart<'a> {
     pub preemptions: &'a [(String, String)],
 }
 
+/// [`NodePart`] with the node's writes to take.
+struct NodePartMut<'a> {
+    /// The node's ID.
+    node: &'a String,
+    /// Its stops.
+    stops: &'a [PlanStop],
+    /// Its writes, if it has any.
+    allocs: Option<&'a mut Vec<PlanAlloc>>,
+    /// Its evictions (alloc ID, preempting alloc ID).
+    preemptions: &'a [(String, String)],
+}
+
+/// Whether the key `key` of a plan's map is `node`, the smallest of the
+/// keys next in the three maps: mostly that very key (one map has the
+/// node), else compared.
+fn same_node(key: &String, node: &String) -> bool {
+    std::ptr::eq(key, node) || key == node
+}
+
 /// The list of `node` in a map walked in node order, if it is next there.
 fn next_of<'a, V>(
     entries: &mut std::iter::Peekable<std::collections::btree_map::Iter<'a, String, Vec<V>>>,
-    node: &str,
+    node: &String,
 ) -> &'a [V] {
     entries
-        .next_if(|(key, _)| key.as_str() == node)
+        .next_if(|(key, _)| same_node(key, node))
         .map_or(&[], |(_, list)| list)
 }
 
@@ -496,14 +548,18 @@ impl Server {
         out: &mut Vec<ServerEffect>,
     ) -> ApplyResult {
         let mut result = ApplyResult::default();
-        // The refusals are traced in node order, before anything is written.
-        let mut accepted = Vec::new();
+        // The refusals are traced in node order, before anything is written
+        // (the verdicts are in the plan's node order, [`Plan::parts`]).
+        let mut accepted = Vec::with_capacity(
+            plan.node_allocation.len() + plan.node_update.len() + plan.node_preemptions.len(),
+        );
         for part in plan.parts() {
             match self.node_plan_ok(&part) {
-                Ok(()) => accepted.push(part.node.clone()),
+                Ok(()) => accepted.push(true),
                 Err(reason) => {
                     self.refuse_node(part.node, reason, out);
                     result.rejected += 1;
+                    accepted.push(false);
                 }
             }
         }
@@ -531,22 +587,24 @@ impl Server {
             }
         }
         let mut preempting_jobs: Vec<String> = Vec::new();
-        for node in &accepted {
+        for (part, accepted) in plan.parts_mut().zip(accepted) {
+            if !accepted {
+                continue;
+            }
+            let NodePartMut {
+                node,
+                stops,
+                allocs,
+                preemptions,
+            } = part;
             let mut touched = false;
             // Stops are denormalized from the state before the plan (one
             // entry per stop, in the plan's order).
-            let before: Vec<Option<Arc<Allocation>>> = plan
-                .node_update
-                .get(node)
-                .into_iter()
-                .flatten()
+            let before: Vec<Option<Arc<Allocation>>> = stops
+                .iter()
                 .map(|s| self.state.allocs.get(&s.alloc_id).cloned())
                 .collect();
-            let mut planned_allocs = plan
-                .node_allocation
-                .get_mut(node)
-                .map(std::mem::take)
-                .unwrap_or_default();
+            let mut planned_allocs = allocs.map(std::mem::take).unwrap_or_default();
             // Updates first, then stops, then evictions, as Nomad's state
             // store does since 2.0.0: a stop wins over an update of the same
             // alloc. (Up to 1.11 the update was written last; the reconcilers
@@ -634,8 +692,7 @@ impl Server {
                         }
                     }
                     1 => {
-                        let stops = plan.node_update.get(node).into_iter().flatten();
-                        for (stop, existing) in stops.zip(&before) {
+                        for (stop, existing) in stops.iter().zip(&before) {
                             let Some(existing) = existing.clone() else {
                                 continue;
                             };
@@ -662,7 +719,7 @@ impl Server {
                         }
                     }
                     _ => {
-                        for (victim, by) in plan.node_preemptions.get(node).into_iter().flatten() {
+                        for (victim, by) in preemptions {
                             let Some(existing) = self.state.allocs.get(victim).cloned() else {
                                 continue;
                             };

@@ -490,27 +490,67 @@ impl<K: SortKey + Clone, V: Clone> ChunkMap<K, V> {
             return None;
         }
         let (chunk_idx, position) = self.search(&key);
-        let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
         match position {
             Ok(entry_idx) => {
+                let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
                 let old = std::mem::replace(&mut chunk[entry_idx].entry, Arc::new((key, value)));
                 Some(take_value(old))
             }
             Err(entry_idx) => {
-                chunk.insert(entry_idx, Slot::new(key, value));
-                self.core.len += 1;
-                let split = chunk.len() > 2 * CHUNK;
-                if split {
-                    let upper = chunk.split_off(chunk.len() / 2);
-                    self.core.chunks.insert(chunk_idx + 1, Arc::new(upper));
-                    self.firsts
-                        .insert(chunk_idx + 1, self.first_prefix(chunk_idx + 1));
-                }
-                if entry_idx == 0 {
-                    self.firsts[chunk_idx] = self.first_prefix(chunk_idx);
-                }
+                self.insert_at(chunk_idx, entry_idx, key, value);
                 None
             }
+        }
+    }
+
+    /// Inserts or replaces the value of `key`, with one lookup; returns
+    /// the old value. A stored entry takes the new value in place when no
+    /// clone of the map shares it (its key is copied otherwise); `make_key`
+    /// makes the key of a new entry only.
+    pub fn put<Q>(&mut self, key: &Q, value: V, make_key: impl FnOnce() -> K) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: SortKey + ?Sized,
+    {
+        if self.core.chunks.is_empty() {
+            return self.insert(make_key(), value);
+        }
+        let (chunk_idx, position) = self.search(key);
+        match position {
+            Ok(entry_idx) => {
+                let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
+                let entry = &mut chunk[entry_idx].entry;
+                Some(match Arc::get_mut(entry) {
+                    Some((_, stored)) => std::mem::replace(stored, value),
+                    None => {
+                        let key = entry.0.clone();
+                        take_value(std::mem::replace(entry, Arc::new((key, value))))
+                    }
+                })
+            }
+            Err(entry_idx) => {
+                self.insert_at(chunk_idx, entry_idx, make_key(), value);
+                None
+            }
+        }
+    }
+
+    /// Inserts a new entry at `entry_idx` of the chunk at `chunk_idx`
+    /// (where [`ChunkMap::search`] placed its key), splitting the chunk
+    /// when it grows past twice [`CHUNK`].
+    fn insert_at(&mut self, chunk_idx: usize, entry_idx: usize, key: K, value: V) {
+        let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
+        chunk.insert(entry_idx, Slot::new(key, value));
+        self.core.len += 1;
+        let split = chunk.len() > 2 * CHUNK;
+        if split {
+            let upper = chunk.split_off(chunk.len() / 2);
+            self.core.chunks.insert(chunk_idx + 1, Arc::new(upper));
+            self.firsts
+                .insert(chunk_idx + 1, self.first_prefix(chunk_idx + 1));
+        }
+        if entry_idx == 0 {
+            self.firsts[chunk_idx] = self.first_prefix(chunk_idx);
         }
     }
 
@@ -905,6 +945,33 @@ mod tests {
         let (key_a, _) = map.get_index(4).expect("entry");
         let (key_b, _) = copy.get_index(4).expect("entry");
         assert!(std::ptr::eq(key_a, key_b));
+    }
+
+    /// `put` replaces a stored value in place when no clone shares its
+    /// entry, copies the entry (key and all) when one does, and makes a
+    /// key only for a new entry.
+    #[test]
+    fn put_replaces_in_place_or_copies_a_shared_entry() {
+        let mut map: ChunkMap<String, u32> = (0..100).map(|n| (format!("key-{n:03}"), n)).collect();
+        let before = map.clone();
+        let mut made = 0;
+        let mut make = |key: &str| {
+            made += 1;
+            key.to_string()
+        };
+        assert_eq!(map.put("key-005", 500, || make("key-005")), Some(5));
+        assert_eq!(map.put("key-005", 501, || make("key-005")), Some(500));
+        assert_eq!(map.put("key-100", 1_000, || make("key-100")), None);
+        assert_eq!(made, 1);
+        assert_eq!(map.get("key-005"), Some(&501));
+        assert_eq!(map.get("key-100"), Some(&1_000));
+        assert_eq!(map.len(), 101);
+        assert_eq!(before.get("key-005"), Some(&5));
+        assert_eq!(before.get("key-100"), None);
+        let mut empty = ChunkMap::new();
+        assert_eq!(empty.put("a", 1, || "a".to_string()), None);
+        assert_eq!(empty.get("a"), Some(&1));
+        assert!(map.firsts_agree() && empty.firsts_agree());
     }
 
     /// The map agrees with a BTreeMap through inserts, replacements and
