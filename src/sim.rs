@@ -401,7 +401,7 @@ impl Sim {
     /// Hands `input` to the client of `node` (a node name the server's
     /// texts shared) and routes what it returns.
     fn client_input(&mut self, node: &NodeName, input: ClientInput) {
-        let Some(client) = self.clients.get_mut(node.as_str()) else {
+        let Some(client) = self.clients.get_mut_named(node) else {
             return;
         };
         let mut effects = std::mem::take(&mut self.buffers.client);
@@ -441,7 +441,7 @@ impl Sim {
 
     fn send(&mut self, node: &NodeName, rpc: Rpc) {
         let name = RpcName::of(&rpc);
-        let link = self.net.link(node);
+        let link = self.net.link_named(node);
         if !link.up {
             // The call fails at once; the trace shows only the failure.
             let call = self.net.next_call;
@@ -516,7 +516,7 @@ impl Sim {
         match event {
             Event::Deliver { node, call } => {
                 let now = self.tick;
-                let ready = self.net.take_if(node.as_str(), call, |pending| {
+                let ready = self.net.take_if_named(&node, call, |pending| {
                     !pending.held && pending.deliver_at <= now
                 });
                 if let Some(pending) = ready {
@@ -529,7 +529,7 @@ impl Sim {
                 rpc,
                 reply,
             } => {
-                if self.net.link(&node).up {
+                if self.net.link_named(&node).up {
                     self.record(TraceEvent::Reply {
                         node: node.clone(),
                         call,
