@@ -389,9 +389,12 @@ impl Sim {
                     }
                 }
                 ServerEffect::AllocsChanged { node } => {
-                    if self.net.link(&node).up && self.clients.contains_key(&node) {
+                    if self.clients.contains_key(&node) {
+                        // The shared copy first: the link is then read by it.
                         let node = self.server.texts.text(&node);
-                        self.client_input(&node, ClientInput::AllocsChanged);
+                        if self.net.link_named(&node).up {
+                            self.client_input(&node, ClientInput::AllocsChanged);
+                        }
                     }
                 }
             }
@@ -580,9 +583,15 @@ impl Sim {
                 );
             }
             Event::HeartbeatTimeout { node, deadline } => {
-                self.with_server(|server, now, rng, out| {
-                    server.heartbeat_timeout(now, &node, deadline, rng, out)
-                });
+                // Most timers are stale (the node heartbeated since, which
+                // set a later deadline): those are dropped here, without
+                // lending the server the effect list for nothing.
+                let live = self.server.state.heartbeat_timers.get(node.as_str()) == Some(&deadline);
+                if live {
+                    self.with_server(|server, now, rng, out| {
+                        server.heartbeat_timeout(now, &node, deadline, rng, out)
+                    });
+                }
             }
             Event::EvalDelay { eval } => {
                 let waiting = self.server.state.broker.delayed.contains_key(&eval);
