@@ -389,9 +389,12 @@ impl Sim {
                     }
                 }
                 ServerEffect::AllocsChanged { node } => {
-                    if self.net.link(&node).up && self.clients.contains_key(&node) {
+                    if self.clients.contains_key(&node) {
+                        // The shared copy first: the link is then read by it.
                         let node = self.server.texts.text(&node);
-                        self.client_input(&node, ClientInput::AllocsChanged);
+                        if self.net.link_named(&node).up {
+                            self.client_input(&node, ClientInput::AllocsChanged);
+                        }
                     }
                 }
             }
@@ -401,7 +404,7 @@ impl Sim {
     /// Hands `input` to the client of `node` (a node name the server's
     /// texts shared) and routes what it returns.
     fn client_input(&mut self, node: &NodeName, input: ClientInput) {
-        let Some(client) = self.clients.get_mut(node.as_str()) else {
+        let Some(client) = self.clients.get_mut_named(node) else {
             return;
         };
         let mut effects = std::mem::take(&mut self.buffers.client);
@@ -441,7 +444,7 @@ impl Sim {
 
     fn send(&mut self, node: &NodeName, rpc: Rpc) {
         let name = RpcName::of(&rpc);
-        let link = self.net.link(node);
+        let link = self.net.link_named(node);
         if !link.up {
             // The call fails at once; the trace shows only the failure.
             let call = self.net.next_call;
@@ -516,7 +519,7 @@ impl Sim {
         match event {
             Event::Deliver { node, call } => {
                 let now = self.tick;
-                let ready = self.net.take_if(node.as_str(), call, |pending| {
+                let ready = self.net.take_if_named(&node, call, |pending| {
                     !pending.held && pending.deliver_at <= now
                 });
                 if let Some(pending) = ready {
@@ -529,7 +532,7 @@ impl Sim {
                 rpc,
                 reply,
             } => {
-                if self.net.link(&node).up {
+                if self.net.link_named(&node).up {
                     self.record(TraceEvent::Reply {
                         node: node.clone(),
                         call,
@@ -580,9 +583,15 @@ impl Sim {
                 );
             }
             Event::HeartbeatTimeout { node, deadline } => {
-                self.with_server(|server, now, rng, out| {
-                    server.heartbeat_timeout(now, &node, deadline, rng, out)
-                });
+                // Most timers are stale (the node heartbeated since, which
+                // set a later deadline): those are dropped here, without
+                // lending the server the effect list for nothing.
+                let live = self.server.state.heartbeat_timers.get(node.as_str()) == Some(&deadline);
+                if live {
+                    self.with_server(|server, now, rng, out| {
+                        server.heartbeat_timeout(now, &node, deadline, rng, out)
+                    });
+                }
             }
             Event::EvalDelay { eval } => {
                 let waiting = self.server.state.broker.delayed.contains_key(&eval);

@@ -4,6 +4,7 @@
 //! IDs for 500 nodes, and every client event asks once).
 
 use super::chunk_map::{SortKey, compare_text};
+use super::trace::{NodeName, SharedText};
 use crate::client::Client;
 use serde::de::{Deserialize, Deserializer};
 use serde::ser::{Serialize, Serializer};
@@ -22,10 +23,88 @@ pub struct Clients {
     /// Open addressing by [`id_hash`]: a power of two of slots, at most
     /// half full, each empty ([`EMPTY`]) or a position in `entries`.
     table: Arc<Vec<u32>>,
+    /// Positions in `entries` by node name ([`Clients::get_mut_named`]).
+    names: NameCache<usize>,
 }
 
 /// An empty slot of [`Clients::table`].
 const EMPTY: u32 = u32::MAX;
+
+/// What was found for a node by its name's shared copy (a position in a
+/// list by ID, a link): the simulator's events carry the server's shared
+/// copies of the node IDs ([`NodeName`]), so a lookup by the copy's
+/// address and one compare of pointers spares hashing and comparing the
+/// ID (every event looks its node up a few times: its client, its link,
+/// its calls in flight). Direct-mapped: a name evicts another whose
+/// address falls in its slot, and a name met for the first time (or
+/// evicted) is looked up by its ID and put in. A slot keeps a copy of its
+/// name, so that no other text can take that address while it is there.
+///
+/// Not part of the world: whoever changes what it holds (moves the
+/// positions, writes a link) clears it; a clone (a checkpoint's) starts
+/// empty, and any two compare equal.
+pub(crate) struct NameCache<V> {
+    /// [`NAME_CACHE_SLOTS`] slots, or none before the first [`NameCache::put`].
+    slots: Vec<Option<(NodeName, V)>>,
+}
+
+/// Slots of a [`NameCache`]: twice a large cluster's nodes.
+const NAME_CACHE_SLOTS: usize = 1024;
+
+impl<V: Copy> NameCache<V> {
+    /// The slot of `node`: its text's address, without the low bits that
+    /// the allocator's alignment leaves equal.
+    fn slot(node: &NodeName) -> usize {
+        (node.as_str().as_ptr() as usize >> 3) & (NAME_CACHE_SLOTS - 1)
+    }
+
+    /// What was put for this very copy of the name, if it is still there.
+    pub(crate) fn get(&self, node: &NodeName) -> Option<V> {
+        match self.slots.get(Self::slot(node)) {
+            Some(Some((name, value))) if SharedText::ptr_eq(name, node) => Some(*value),
+            _ => None,
+        }
+    }
+
+    /// Keeps `value` for `node` (evicting the name in its slot).
+    pub(crate) fn put(&mut self, node: &NodeName, value: V) {
+        if self.slots.is_empty() {
+            self.slots.resize_with(NAME_CACHE_SLOTS, || None);
+        }
+        self.slots[Self::slot(node)] = Some((node.clone(), value));
+    }
+
+    /// Forgets everything (what it held changed).
+    pub(crate) fn clear(&mut self) {
+        self.slots = Vec::new();
+    }
+}
+
+impl<V> Default for NameCache<V> {
+    fn default() -> Self {
+        NameCache { slots: Vec::new() }
+    }
+}
+
+/// A copy starts empty (a checkpoint does not carry it).
+impl<V> Clone for NameCache<V> {
+    fn clone(&self) -> Self {
+        NameCache::default()
+    }
+}
+
+/// Not part of what holds it: any two are equal.
+impl<V> PartialEq for NameCache<V> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl<V> fmt::Debug for NameCache<V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("NameCache")
+    }
+}
 
 /// A fixed hash of a node ID, eight bytes at a time, mixed at the end so
 /// that its low bits, which pick a slot, depend on every byte (IDs such as
@@ -154,6 +233,22 @@ impl Clients {
         Some(&mut self.entries[position].1)
     }
 
+    /// The client of the node `node` names (the shared copy of its ID that
+    /// events carry), to change: found by the copy's address when it was
+    /// met before ([`NameCache`]).
+    pub fn get_mut_named(&mut self, node: &NodeName) -> Option<&mut Client> {
+        let position = match self.names.get(node) {
+            Some(position) => position,
+            None => {
+                let position = self.position(node.as_str())?;
+                self.names.put(node, position);
+                position
+            }
+        };
+        debug_assert_eq!(Some(position), self.position(node.as_str()));
+        Some(&mut self.entries[position].1)
+    }
+
     /// Whether node `id` has a client.
     pub fn contains_key(&self, id: &str) -> bool {
         self.position(id).is_some()
@@ -169,7 +264,8 @@ impl Clients {
             Err(position) => {
                 // The scenario lists its nodes in ID order: they are
                 // appended (the nodes are added once, when the world is
-                // built).
+                // built). Positions after it move.
+                self.names.clear();
                 insert_entry(
                     &mut self.entries,
                     Arc::make_mut(&mut self.table),
@@ -228,6 +324,7 @@ impl FromIterator<(String, Client)> for Clients {
         let mut clients = Clients {
             entries: sorted.into_iter().collect(),
             table: Arc::default(),
+            names: NameCache::default(),
         };
         clients.build_table();
         clients

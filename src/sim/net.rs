@@ -22,7 +22,7 @@ use std::fmt;
 pub type CallId = u32;
 
 /// One client's link to the servers.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Link {
     /// Whether calls get through.
     pub up: bool,
@@ -78,6 +78,8 @@ pub struct PendingCalls {
     table: Vec<u32>,
     /// How many lists are not empty.
     busy: usize,
+    /// Positions in `nodes` by node name ([`PendingCalls::position_named`]).
+    names: clients::NameCache<usize>,
 }
 
 impl PendingCalls {
@@ -87,6 +89,7 @@ impl PendingCalls {
             table: clients::table_of(nodes.iter().map(|(id, _)| id.as_str())),
             busy: nodes.len(),
             nodes,
+            names: clients::NameCache::default(),
         }
     }
 
@@ -105,6 +108,19 @@ impl PendingCalls {
         clients::find(&self.table, node, |position| {
             self.nodes.get(position).map(|(id, _)| id.as_str())
         })
+    }
+
+    /// Where the list of the node `node` names is (the shared copy of its
+    /// ID that calls and events carry): found by the copy's address when
+    /// it was met before ([`clients::NameCache`]).
+    fn position_named(&mut self, node: &NodeName) -> Option<usize> {
+        if let Some(position) = self.names.get(node) {
+            debug_assert_eq!(Some(position), self.position(node.as_str()));
+            return Some(position);
+        }
+        let position = self.position(node.as_str())?;
+        self.names.put(node, position);
+        Some(position)
     }
 
     /// The calls in flight of `node`.
@@ -131,11 +147,14 @@ impl PendingCalls {
 
     /// Appends `call` to the list of `node` (made if the node never had
     /// one).
-    fn push(&mut self, node: &str, call: PendingCall) {
-        let index = match self.position(node) {
+    fn push(&mut self, node: &NodeName, call: PendingCall) {
+        let index = match self.position_named(node) {
             Some(index) => index,
             None => {
                 // Mostly appended: the clients first send in ID order.
+                // Positions after it move.
+                self.names.clear();
+                let node = node.as_str();
                 let index = self.nodes.partition_point(|(id, _)| id.as_str() < node);
                 let entry = (node.to_owned(), Vec::new());
                 clients::insert_entry(&mut self.nodes, &mut self.table, index, entry);
@@ -157,6 +176,28 @@ impl PendingCalls {
         ready: impl FnOnce(&PendingCall) -> bool,
     ) -> Option<PendingCall> {
         let index = self.position(node)?;
+        self.take_at(index, id, ready)
+    }
+
+    /// [`PendingCalls::take`] for the node `node` names (found by its
+    /// address: [`PendingCalls::position_named`]).
+    fn take_named(
+        &mut self,
+        node: &NodeName,
+        id: CallId,
+        ready: impl FnOnce(&PendingCall) -> bool,
+    ) -> Option<PendingCall> {
+        let index = self.position_named(node)?;
+        self.take_at(index, id, ready)
+    }
+
+    /// [`PendingCalls::take`] from the list at `index`.
+    fn take_at(
+        &mut self,
+        index: usize,
+        id: CallId,
+        ready: impl FnOnce(&PendingCall) -> bool,
+    ) -> Option<PendingCall> {
         let calls = &mut self.nodes[index].1;
         let position = calls.iter().position(|call| call.id == id)?;
         if !ready(&calls[position]) {
@@ -242,6 +283,10 @@ pub struct Network {
     pub latency: Tick,
     /// The next call number.
     pub next_call: CallId,
+    /// The links read by node name ([`Network::link_named`]; not part of
+    /// the world, cleared by [`Network::link_mut`]).
+    #[serde(skip)]
+    pub(super) link_names: clients::NameCache<Link>,
 }
 
 impl Network {
@@ -250,8 +295,23 @@ impl Network {
         self.links.get(node).cloned().unwrap_or_default()
     }
 
-    /// Mutable link of `node`, created on first use.
+    /// [`Network::link`] of the node `node` names (the shared copy of its
+    /// ID that events carry): found by the copy's address when it was read
+    /// before ([`clients::NameCache`]).
+    pub fn link_named(&mut self, node: &NodeName) -> Link {
+        if let Some(link) = self.link_names.get(node) {
+            debug_assert_eq!(link, self.link(node.as_str()));
+            return link;
+        }
+        let link = self.link(node.as_str());
+        self.link_names.put(node, link);
+        link
+    }
+
+    /// Mutable link of `node`, created on first use (what
+    /// [`Network::link_named`] read is forgotten).
     pub fn link_mut(&mut self, node: &str) -> &mut Link {
+        self.link_names.clear();
         if !self.links.contains_key(node) {
             self.links.insert(node.to_string(), Link::default());
         }
@@ -271,7 +331,7 @@ impl Network {
             deliver_at: now + self.latency,
             held,
         };
-        self.pending.push(node.as_str(), call);
+        self.pending.push(node, call);
         id
     }
 
@@ -289,6 +349,17 @@ impl Network {
         ready: impl FnOnce(&PendingCall) -> bool,
     ) -> Option<PendingCall> {
         self.pending.take(node, id, ready)
+    }
+
+    /// [`Network::take_if`] for the node `node` names (the shared copy of
+    /// its ID that events carry).
+    pub fn take_if_named(
+        &mut self,
+        node: &NodeName,
+        id: CallId,
+        ready: impl FnOnce(&PendingCall) -> bool,
+    ) -> Option<PendingCall> {
+        self.pending.take_named(node, id, ready)
     }
 
     /// A call in flight.
