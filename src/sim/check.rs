@@ -72,6 +72,8 @@ pub fn check(sim: &Sim) -> Vec<String> {
         // running allocs' (group, name index) sorted: equal neighbours
         // share a name.
         let mut running: Vec<(&str, u32)> = Vec::new();
+        // The name indexes seen of a job's one group, as bits.
+        let mut seen: Vec<u64> = Vec::new();
         for (job, allocs) in &state.allocs_by_job {
             running.clear();
             for alloc in allocs.values() {
@@ -89,14 +91,26 @@ pub fn check(sim: &Sim) -> Vec<String> {
                     running.push((alloc.task_group.as_str(), alloc.name_index()));
                 }
             }
-            // Sorted by index first: the group names (alike within a job)
-            // are then compared only between allocs of one index. Equal
-            // pairs end up neighbours in either order; a job that has some
-            // is sorted again by group, so its violations come in (group,
-            // index) order.
-            running.sort_unstable_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(b.0)));
-            if running.windows(2).all(|pair| pair[0] != pair[1]) {
-                continue;
+            // A job whose running allocs are of one group and have distinct
+            // indexes (as a settled job's are) needs no sort: a bit per
+            // index tells (names past a bound are left to the sort).
+            if let Some(&(first, _)) = running.first()
+                && running
+                    .iter()
+                    .all(|&(group, index)| group == first && index < 1 << 16)
+            {
+                let top = running.iter().map(|&(_, index)| index).max().unwrap_or(0);
+                seen.clear();
+                seen.resize(top as usize / 64 + 1, 0);
+                let distinct = running.iter().all(|&(_, index)| {
+                    let (word, bit) = (index as usize / 64, 1u64 << (index % 64));
+                    let new = seen[word] & bit == 0;
+                    seen[word] |= bit;
+                    new
+                });
+                if distinct {
+                    continue;
+                }
             }
             running.sort_unstable();
             for same in running.chunk_by(|a, b| a == b) {
