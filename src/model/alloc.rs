@@ -564,6 +564,23 @@ impl Allocation {
 pub fn alloc_name_index(name: &str) -> u32 {
     // Byte scans: `[` and `]` are ASCII, so the slices stay on char bounds.
     let bytes = name.as_bytes();
+    // The usual name ends in `[digits]`: read back from the end over at
+    // most 9 digits to its `[`, which is then the last `[` and the `]` the
+    // first after it (the general scan below finds the same).
+    if let Some((b']', head)) = bytes.split_last() {
+        let mut index = 0;
+        let mut scale = 1;
+        for (count, byte) in head.iter().rev().take(10).enumerate() {
+            match byte {
+                b'0'..=b'9' if count < 9 => {
+                    index += u32::from(byte - b'0') * scale;
+                    scale = scale.wrapping_mul(10);
+                }
+                b'[' if count > 0 => return index,
+                _ => break,
+            }
+        }
+    }
     let Some(open) = bytes.iter().rposition(|b| *b == b'[') else {
         return 0;
     };
@@ -649,6 +666,43 @@ mod tests {
         let back: TaskEvent = serde_json::from_str(&json).expect("deserialize");
         assert_eq!(back, fixed);
         assert_eq!(back, read);
+    }
+
+    /// The read back from the end gives what the general scan gives.
+    #[test]
+    fn alloc_name_index_reads_as_the_scan() {
+        fn scan(name: &str) -> u32 {
+            let Some(open) = name.rfind('[') else {
+                return 0;
+            };
+            let rest = &name[open + 1..];
+            let Some(close) = rest.find(']') else {
+                return 0;
+            };
+            rest[..close].parse().unwrap_or(0)
+        }
+        for name in [
+            "web.web[3]",
+            "job-00.app[37]",
+            "a[0]",
+            "a[]",
+            "[5]",
+            "]",
+            "",
+            "a[12]b",
+            "a[1]]",
+            "a[x1]",
+            "a[1][2]",
+            "a[2][x]",
+            "a[123456789]",
+            "a[1234567890]",
+            "a[4294967295]",
+            "a[4294967296]",
+            "a[+7]",
+            "é[9]",
+        ] {
+            assert_eq!(super::alloc_name_index(name), scan(name), "{name}");
+        }
     }
 
     fn state(name: &str, restarts: u64) -> (String, TaskState) {

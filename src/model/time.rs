@@ -278,6 +278,49 @@ impl Time {
         let days = secs.div_euclid(86_400);
         let rem = secs.rem_euclid(86_400);
         let (y, m, d) = civil_from_days(days);
+        if !(0..=9999).contains(&y) {
+            return Self::to_rfc3339_slow(y, m, d, rem, frac);
+        }
+        // Every time of an `i64` of nanoseconds falls in years 1677..2262:
+        // the fields go into a fixed layout, with no formatting machinery
+        // (the reconciler writes times into some of its reasons).
+        let mut out = *b"0000-00-00T00:00:00.000000000Z";
+        let fields = [
+            (y, 0, 4),
+            (m, 5, 2),
+            (d, 8, 2),
+            (rem / 3600, 11, 2),
+            ((rem / 60) % 60, 14, 2),
+            (rem % 60, 17, 2),
+            (frac, 20, 9),
+        ];
+        for (mut value, at, width) in fields {
+            for digit in out[at..at + width].iter_mut().rev() {
+                *digit = b'0' + (value % 10) as u8;
+                value /= 10;
+            }
+        }
+        // The fraction, trimmed of its trailing zeros, and its dot go when
+        // it is zero.
+        let end = if frac == 0 {
+            19
+        } else {
+            20 + out[20..29]
+                .iter()
+                .rposition(|digit| *digit != b'0')
+                .map_or(0, |last| last + 1)
+        };
+        let mut text = String::with_capacity(end + 1);
+        // ASCII digits and separators only.
+        text.push_str(std::str::from_utf8(&out[..end]).unwrap_or_default());
+        text.push('Z');
+        text
+    }
+
+    /// [`Time::to_rfc3339`] of a date outside years 0..=9999 (which no
+    /// `Time` reaches), through the formatting machinery.
+    #[cold]
+    fn to_rfc3339_slow(y: i64, m: i64, d: i64, rem: i64, frac: i64) -> String {
         let mut out = format!(
             "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
             rem / 3600,
@@ -408,6 +451,33 @@ mod tests {
             Time::parse_rfc3339("1970-01-01T00:00:01Z").unwrap(),
             Time(NANOS_PER_SEC)
         );
+    }
+
+    /// The fixed-layout formatter writes what the formatting machinery
+    /// wrote, whole seconds, fractions and times before 1970 alike.
+    #[test]
+    fn rfc3339_fast_path_matches_format() {
+        let mut n: i64 = 7;
+        for _ in 0..2000 {
+            n = n
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            for t in [
+                n,
+                n - n % NANOS_PER_SEC,
+                n - n % 1_000_000,
+                0,
+                -1,
+                i64::MAX,
+                i64::MIN + 1,
+            ] {
+                let secs = t.div_euclid(NANOS_PER_SEC);
+                let frac = t.rem_euclid(NANOS_PER_SEC);
+                let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+                let slow = Time::to_rfc3339_slow(y, m, d, secs.rem_euclid(86_400), frac);
+                assert_eq!(Time(t).to_rfc3339(), slow, "{t}");
+            }
+        }
     }
 
     #[test]

@@ -1417,9 +1417,22 @@ impl AllocSubjects {
 
     /// [`AllocSubjects::share`] of a processed eval.
     fn share_processed(&mut self, processed: &mut EvalProcessed) {
+        // Reasons in a row mostly hold one (set, reason) copy (the builder
+        // reuses them): the stored copy found for the last one is reused
+        // with no lookup.
+        let mut last_why: Option<(Arc<AllocSubject>, Arc<AllocSubject>)> = None;
         for item in processed.reasons.items.iter_mut() {
             self.table.share(&mut item.subject);
-            self.whys.share(&mut item.why);
+            match &last_why {
+                Some((made, stored)) if Arc::ptr_eq(made, &item.why) => {
+                    item.why = Arc::clone(stored);
+                }
+                _ => {
+                    let made = Arc::clone(&item.why);
+                    self.whys.share(&mut item.why);
+                    last_why = Some((made, Arc::clone(&item.why)));
+                }
+            }
         }
         for line in processed.plan.0.iter_mut() {
             self.texts.share(line);
@@ -1520,9 +1533,13 @@ impl<'a> IntoIterator for &'a AllocReasons {
 /// in between).
 #[derive(Default)]
 pub struct AllocReasonsBuilder {
-    /// The distinct (set, reason) pairs made so far, latest last: the
-    /// reasons of one eval mostly repeat a few.
-    whys: Vec<Arc<AllocSubject>>,
+    /// The latest [`REUSE_WINDOW`] distinct (set, reason) pairs made so
+    /// far, in a ring (the reasons of one eval mostly repeat a few; kept
+    /// in place: a builder per processed eval costs no list of them).
+    whys: [Option<Arc<AllocSubject>>; REUSE_WINDOW],
+    /// Distinct pairs made so far (the latest went to slot `(made - 1) %
+    /// REUSE_WINDOW`).
+    made: usize,
     items: Vec<PackedReason>,
 }
 
@@ -1530,23 +1547,27 @@ impl AllocReasonsBuilder {
     /// A builder for about `n` reasons.
     pub fn with_capacity(n: usize) -> Self {
         AllocReasonsBuilder {
-            whys: Vec::new(),
             items: Vec::with_capacity(n),
+            ..Self::default()
         }
     }
 
     /// Adds a reason.
     pub fn push(&mut self, alloc: &str, name: &str, set: &str, reason: &str) {
-        let reused = self
-            .whys
-            .iter()
-            .rev()
-            .take(REUSE_WINDOW)
-            .find(|why| why.is(set, reason))
-            .cloned();
+        // The pairs made, latest first (only the filled slots).
+        let mut reused = None;
+        for back in 1..=self.made.min(REUSE_WINDOW) {
+            if let Some(why) = &self.whys[(self.made - back) % REUSE_WINDOW]
+                && why.is(set, reason)
+            {
+                reused = Some(Arc::clone(why));
+                break;
+            }
+        }
         let why = reused.unwrap_or_else(|| {
             let why = Arc::new(AllocSubject::new(set, reason));
-            self.whys.push(Arc::clone(&why));
+            self.whys[self.made % REUSE_WINDOW] = Some(Arc::clone(&why));
+            self.made += 1;
             why
         });
         self.items.push(PackedReason {
