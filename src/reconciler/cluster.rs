@@ -1120,7 +1120,7 @@ impl Reconciler<'_, '_> {
         }
         let mut c = Classes::default();
         // The untainted allocs that are not plain (ascending).
-        let mut untainted_odd: Vec<u32> = Vec::new();
+        let mut untainted_odd: Vec<u32> = Vec::with_capacity(t.odd().len());
         let mut untainted = all.clone();
         untainted.remove_where(t.odd(), |p| {
             let f = t.facts(p);
