@@ -18,7 +18,6 @@ use super::super::reasons::{AllocCategory, ClassifyRule};
 use crate::model::{Allocation, ClientStatus, Job};
 use std::cell::Cell;
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// What the rules read most of an input alloc, taken in one pass.
@@ -404,15 +403,16 @@ impl<'a> Table<'a> {
         }
     }
 
-    /// The allocs per task group name (`allocMatrix`); of allocs with
-    /// equal IDs in one group the later one stays.
-    pub fn matrix(&self) -> BTreeMap<&'a str, PosSet> {
+    /// The allocs per task group name (`allocMatrix`), ascending by name
+    /// (each name once: a sorted list, not a map, as most jobs have one
+    /// group); of allocs with equal IDs in one group the later one stays.
+    pub fn matrix(&self) -> Vec<(&'a str, PosSet)> {
         if self.group_names.len() == 1 && !self.has_duplicates {
             let all = PosSet {
                 pos: (0..self.len() as u32).collect(),
                 own: Vec::new(),
             };
-            return BTreeMap::from([(self.group_names[0], all)]);
+            return vec![(self.group_names[0], all)];
         }
         let mut sizes = vec![0usize; self.group_names.len()];
         for f in &self.facts {
@@ -430,7 +430,10 @@ impl<'a> Table<'a> {
                 sets[group as usize].push(k as u32);
             }
         }
-        self.group_names.iter().copied().zip(sets).collect()
+        let mut matrix: Vec<(&'a str, PosSet)> =
+            self.group_names.iter().copied().zip(sets).collect();
+        matrix.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        matrix
     }
 
     /// The rows holding ID `id` (empty when none).
@@ -1027,6 +1030,7 @@ pub(super) fn union_list(sets: &[&PosSet]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     /// Allocs with these IDs; `create_index` records the input position.
     fn allocs(ids: &[String]) -> Vec<Arc<Allocation>> {
