@@ -849,10 +849,14 @@ impl Reconciler<'_, '_> {
         let input = self.input;
         let t = self.table;
         // The alloc matrix: group -> allocs (later duplicates replace earlier).
-        let mut matrix: BTreeMap<&str, PosSet> = t.matrix();
+        // Ascending by group name, each once (as a map's keys).
+        let mut matrix: Vec<(&str, PosSet)> = t.matrix();
         if let Some(job) = &input.job {
             for tg in &job.task_groups {
-                matrix.entry(tg.name.as_str()).or_default();
+                let name = tg.name.as_str();
+                if let Err(i) = matrix.binary_search_by(|(g, _)| (*g).cmp(name)) {
+                    matrix.insert(i, (name, PosSet::default()));
+                }
             }
         }
 
@@ -1120,7 +1124,7 @@ impl Reconciler<'_, '_> {
         }
         let mut c = Classes::default();
         // The untainted allocs that are not plain (ascending).
-        let mut untainted_odd: Vec<u32> = Vec::new();
+        let mut untainted_odd: Vec<u32> = Vec::with_capacity(t.odd().len());
         let mut untainted = all.clone();
         untainted.remove_where(t.odd(), |p| {
             let f = t.facts(p);

@@ -18,7 +18,6 @@ use super::super::reasons::{AllocCategory, ClassifyRule};
 use crate::model::{Allocation, ClientStatus, Job};
 use std::cell::Cell;
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// What the rules read most of an input alloc, taken in one pass.
@@ -124,6 +123,24 @@ pub(super) struct Table<'a> {
     hint: Cell<usize>,
 }
 
+/// Pushes input position `i` of `n` onto `v`, which lists positions
+/// ascending: the first push makes room for all the positions left (one
+/// allocation, where pushing one at a time would grow it several times).
+#[inline]
+fn push_sized(v: &mut Vec<u32>, i: usize, n: usize) {
+    if v.capacity() == 0 {
+        reserve_rest(v, n - i);
+    }
+    v.push(i as u32);
+}
+
+/// Out of line: the row loop stays small.
+#[cold]
+#[inline(never)]
+fn reserve_rest(v: &mut Vec<u32>, rest: usize) {
+    v.reserve_exact(rest);
+}
+
 /// The most ascending runs the sort merges (more are sorted).
 const MAX_RUNS: usize = 4;
 
@@ -180,7 +197,7 @@ impl<'a> Table<'a> {
             let other_job =
                 job.is_some_and(|job| !a.job.as_ref().is_some_and(|own| Arc::ptr_eq(own, job)));
             if other_job {
-                asked_at.push(facts_in.len() as u32);
+                push_sized(&mut asked_at, facts_in.len(), n);
             }
             let other_job = if other_job { Facts::OTHER_JOB } else { 0 };
             let node = nodes.get(&a.node_id);
@@ -201,12 +218,12 @@ impl<'a> Table<'a> {
                 let (cat, rule) = classify_alloc_on(a, node, cx);
                 let server_terminal = a.server_terminal_status();
                 if server_terminal {
-                    server_terminal_at.push(facts_in.len() as u32);
+                    push_sized(&mut server_terminal_at, facts_in.len(), n);
                 }
                 let plainly_running = plainly_running(a);
                 let plain = plainly_running && rule == ClassifyRule::NodeFine;
                 if !plain {
-                    odd_at.push(facts_in.len() as u32);
+                    push_sized(&mut odd_at, facts_in.len(), n);
                 }
                 let flag = |yes: bool, flag: u8| if yes { flag } else { 0 };
                 Facts {
@@ -386,15 +403,16 @@ impl<'a> Table<'a> {
         }
     }
 
-    /// The allocs per task group name (`allocMatrix`); of allocs with
-    /// equal IDs in one group the later one stays.
-    pub fn matrix(&self) -> BTreeMap<&'a str, PosSet> {
+    /// The allocs per task group name (`allocMatrix`), ascending by name
+    /// (each name once: a sorted list, not a map, as most jobs have one
+    /// group); of allocs with equal IDs in one group the later one stays.
+    pub fn matrix(&self) -> Vec<(&'a str, PosSet)> {
         if self.group_names.len() == 1 && !self.has_duplicates {
             let all = PosSet {
                 pos: (0..self.len() as u32).collect(),
                 own: Vec::new(),
             };
-            return BTreeMap::from([(self.group_names[0], all)]);
+            return vec![(self.group_names[0], all)];
         }
         let mut sizes = vec![0usize; self.group_names.len()];
         for f in &self.facts {
@@ -412,7 +430,10 @@ impl<'a> Table<'a> {
                 sets[group as usize].push(k as u32);
             }
         }
-        self.group_names.iter().copied().zip(sets).collect()
+        let mut matrix: Vec<(&'a str, PosSet)> =
+            self.group_names.iter().copied().zip(sets).collect();
+        matrix.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        matrix
     }
 
     /// The rows holding ID `id` (empty when none).
@@ -896,7 +917,8 @@ impl PosSet {
     /// For a set without copies of its own: removes those of the
     /// `candidates` (ascending positions) that it holds and `drop` accepts,
     /// and returns them (each candidate is found by a galloping search, and
-    /// the stretches between the removed ones are copied whole).
+    /// the stretches between the removed ones are moved down in place: no
+    /// new list for the kept ones).
     pub fn remove_where(
         &mut self,
         candidates: &[u32],
@@ -904,25 +926,29 @@ impl PosSet {
     ) -> PosSet {
         debug_assert!(self.own.is_empty(), "remove_where on a set with copies");
         let mut gone = Vec::new();
-        let mut kept = Vec::new();
-        // `copied`: how much of `pos` is decided; `at`: where the last
+        // `copied`: how much of `pos` is decided; `kept`: how many of those
+        // stay (the first `kept` slots hold them, all below `copied`, so the
+        // searches from `at` on read untouched slots); `at`: where the last
         // search ended.
-        let (mut copied, mut at) = (0, 0);
-        for &c in candidates {
+        let (mut copied, mut kept, mut at) = (0, 0, 0);
+        for (k, &c) in candidates.iter().enumerate() {
             at = gallop(&self.pos, at, |x| x < c);
             if self.pos.get(at) != Some(&c) || !drop(c) {
                 continue;
             }
             if gone.is_empty() {
-                kept.reserve(self.pos.len() - 1);
+                // At most the candidates left: one allocation.
+                gone.reserve(candidates.len() - k);
             }
-            kept.extend_from_slice(&self.pos[copied..at]);
+            self.pos.copy_within(copied..at, kept);
+            kept += at - copied;
             gone.push(c);
             copied = at + 1;
         }
         if !gone.is_empty() {
-            kept.extend_from_slice(&self.pos[copied..]);
-            self.pos = kept;
+            let end = self.pos.len();
+            self.pos.copy_within(copied..end, kept);
+            self.pos.truncate(kept + end - copied);
         }
         PosSet {
             pos: gone,
@@ -1004,6 +1030,7 @@ pub(super) fn union_list(sets: &[&PosSet]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     /// Allocs with these IDs; `create_index` records the input position.
     fn allocs(ids: &[String]) -> Vec<Arc<Allocation>> {
