@@ -423,20 +423,32 @@ impl Server {
                 // evictions, plus the plan's writes. The live allocs' sum is
                 // the node's accounted usage; the plan's stops, evictions
                 // and rewrites of live allocs on the node come off it.
-                let taken: BTreeSet<&String> = crate::cold_sort::set_from(
-                    part.stops
-                        .iter()
-                        .map(|s| &s.alloc_id)
-                        .chain(part.preemptions.iter().map(|(id, _)| id))
-                        .chain(entries().map(|a| &a.id)),
-                );
+                // The IDs taken off, each once (a plan may stop and rewrite
+                // the same alloc); a lone write, the usual part, needs no set.
+                let lone = (part.stops.is_empty() && part.preemptions.is_empty())
+                    .then(|| match planned {
+                        [only] => Some(&only.read().id),
+                        _ => None,
+                    })
+                    .flatten();
+                let taken: BTreeSet<&String> = if lone.is_some() {
+                    BTreeSet::new()
+                } else {
+                    crate::cold_sort::set_from(
+                        part.stops
+                            .iter()
+                            .map(|s| &s.alloc_id)
+                            .chain(part.preemptions.iter().map(|(id, _)| id))
+                            .chain(entries().map(|a| &a.id)),
+                    )
+                };
                 let (mut cpu, mut mem) = self
                     .state
                     .node_usage
                     .get_by_id(node)
                     .copied()
                     .unwrap_or((0, 0));
-                for id in &taken {
+                for id in lone.into_iter().chain(taken.iter().copied()) {
                     if let Some(alloc) = self.state.allocs.get(id.as_str())
                         && alloc.node_id == *node
                         && !alloc.terminal_status()
@@ -450,7 +462,9 @@ impl Server {
                     (cpu, mem),
                     self.node_allocs(node)
                         .iter()
-                        .filter(|a| !a.terminal_status() && !taken.contains(&a.id))
+                        .filter(|a| {
+                            !a.terminal_status() && !taken.contains(&a.id) && lone != Some(&a.id)
+                        })
                         .map(|a| self.alloc_resources(a))
                         .fold((0, 0), |(c, m), (ac, am)| (c + ac, m + am)),
                     "the node's accounted usage disagrees with its allocs"
