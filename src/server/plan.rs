@@ -424,14 +424,12 @@ impl Server {
                 // the node's accounted usage; the plan's stops, evictions
                 // and rewrites of live allocs on the node come off it.
                 // The IDs taken off, each once (a plan may stop and rewrite
-                // the same alloc); a lone write, the usual part, needs no set.
-                let lone = (part.stops.is_empty() && part.preemptions.is_empty())
-                    .then(|| match planned {
-                        [only] => Some(&only.read().id),
-                        _ => None,
-                    })
-                    .flatten();
-                let taken: BTreeSet<&String> = if lone.is_some() {
+                // the same alloc). A lone write, the usual part, takes
+                // nothing off: it got here because its alloc is not stored
+                // live (a reconnect update's alloc is the stored one).
+                let lone =
+                    part.stops.is_empty() && part.preemptions.is_empty() && planned.len() == 1;
+                let taken: BTreeSet<&String> = if lone {
                     BTreeSet::new()
                 } else {
                     crate::cold_sort::set_from(
@@ -448,7 +446,7 @@ impl Server {
                     .get_by_id(node)
                     .copied()
                     .unwrap_or((0, 0));
-                for id in lone.into_iter().chain(taken.iter().copied()) {
+                for id in &taken {
                     if let Some(alloc) = self.state.allocs.get(id.as_str())
                         && alloc.node_id == *node
                         && !alloc.terminal_status()
@@ -462,9 +460,7 @@ impl Server {
                     (cpu, mem),
                     self.node_allocs(node)
                         .iter()
-                        .filter(|a| {
-                            !a.terminal_status() && !taken.contains(&a.id) && lone != Some(&a.id)
-                        })
+                        .filter(|a| !a.terminal_status() && !taken.contains(&a.id))
                         .map(|a| self.alloc_resources(a))
                         .fold((0, 0), |(c, m), (ac, am)| (c + ac, m + am)),
                     "the node's accounted usage disagrees with its allocs"
