@@ -905,11 +905,16 @@ impl Server {
 
     /// Enqueues an eval in the broker; reports whether one is ready.
     pub fn enqueue_ready(&mut self, id: &str, out: &mut Vec<ServerEffect>) {
-        let Some(record) = self.state.evals.get(id) else {
+        // The stored record lends its job to the broker (no copy).
+        let state = &mut self.state;
+        let Some(record) = state.evals.get(id) else {
             return;
         };
-        let (job, priority, seq) = (record.eval.job_id.clone(), record.eval.priority, record.seq);
-        self.enqueue_eval(&job, id, priority, seq, out);
+        let (job, priority, seq) = (&record.eval.job_id, record.eval.priority, record.seq);
+        state.broker.enqueue(job, id, priority, seq);
+        if state.broker.has_ready() {
+            out.push(ServerEffect::EvalReady);
+        }
     }
 
     /// Enqueues eval `id` of `job` in the broker; reports whether one is
@@ -952,11 +957,16 @@ impl Server {
     /// Re-enqueues every blocked eval (capacity may have appeared).
     pub fn unblock_all(&mut self, reason: &str, out: &mut Vec<ServerEffect>) {
         let blocked = self.state.broker.take_blocked();
+        if blocked.is_empty() {
+            return;
+        }
+        // One shared copy of the reason for every eval.
+        let reason = self.texts.text(reason);
         for id in blocked {
             out.push(ServerEffect::Trace(TraceEvent::EvalState {
                 eval: id.as_str().into(),
                 state: BrokerState::Unblocked,
-                reason: self.texts.text(reason),
+                reason: reason.clone(),
             }));
             self.enqueue_ready(&id, out);
         }

@@ -423,13 +423,23 @@ impl Server {
                 // evictions, plus the plan's writes. The live allocs' sum is
                 // the node's accounted usage; the plan's stops, evictions
                 // and rewrites of live allocs on the node come off it.
-                let taken: BTreeSet<&String> = crate::cold_sort::set_from(
-                    part.stops
-                        .iter()
-                        .map(|s| &s.alloc_id)
-                        .chain(part.preemptions.iter().map(|(id, _)| id))
-                        .chain(entries().map(|a| &a.id)),
-                );
+                // The IDs taken off, each once (a plan may stop and rewrite
+                // the same alloc). A lone write, the usual part, takes
+                // nothing off: it got here because its alloc is not stored
+                // live (a reconnect update's alloc is the stored one).
+                let lone =
+                    part.stops.is_empty() && part.preemptions.is_empty() && planned.len() == 1;
+                let taken: BTreeSet<&String> = if lone {
+                    BTreeSet::new()
+                } else {
+                    crate::cold_sort::set_from(
+                        part.stops
+                            .iter()
+                            .map(|s| &s.alloc_id)
+                            .chain(part.preemptions.iter().map(|(id, _)| id))
+                            .chain(entries().map(|a| &a.id)),
+                    )
+                };
                 let (mut cpu, mut mem) = self
                     .state
                     .node_usage
