@@ -505,6 +505,24 @@ fn failed_line(failed: &[String]) -> SharedText {
     SharedText::from(line)
 }
 
+/// A run's per-alloc reasons for the trace: the allocs it changed (the
+/// allocs left alone are not listed: the history keeps every eval's
+/// reasons, and at cluster size most allocs are simply kept). Each reason
+/// is packed as it is made; its "<set> -> <decision>" text is written into
+/// one buffer (many evals list the same few decisions).
+fn alloc_reasons(result: &ReconcileResult, allocs: &[Arc<Allocation>]) -> AllocReasons {
+    let mut reasons = AllocReasonsBuilder::default();
+    let mut set_text = String::new();
+    for d in result.decisions.iter_changes(allocs) {
+        set_text.clear();
+        set_text.push_str(d.set.as_str());
+        set_text.push_str(" -> ");
+        d.decision.describe_to(&mut set_text);
+        reasons.push(d.alloc_id(), d.name(), &set_text, d.rule.describe());
+    }
+    reasons.finish()
+}
+
 /// A new ID from a seed and a counter (the server's ID scheme, usable while
 /// the server is borrowed).
 fn make_id(seed: u64, counter: u64) -> String {
@@ -767,6 +785,11 @@ impl Server {
                         self.create_followups(now, eval, &result.followups, out);
                     }
                     match &result.plan {
+                        // The first attempt's lines are the eval's first:
+                        // taken as they are, not copied.
+                        AttemptPlan::Built(plan) if attempt == 1 && plan_lines.is_empty() => {
+                            plan_lines = plan.describe(self);
+                        }
                         AttemptPlan::Built(plan) => {
                             push_attempt_lines(&mut plan_lines, attempt, plan.describe(self));
                         }
@@ -1014,8 +1037,10 @@ impl Server {
                 changed_job_update(jobs, alloc, job, group)
             };
         let memo = &mut self.state.reconcile_memo;
+        let mut kept_reasons = None;
         let (result, memo_holds) = match hit {
-            Some(hit) => {
+            Some(mut hit) => {
+                kept_reasons = hit.reasons.take();
                 let kept = hit.result();
                 #[cfg(debug_assertions)]
                 {
@@ -1055,21 +1080,23 @@ impl Server {
         };
         self.state.next_id = counter;
 
-        // Allocs left alone are not listed: the history keeps every eval's
-        // reasons, and at cluster size most allocs are simply kept.
-        // Each reason is packed as it is made; its "<set> -> <decision>"
-        // text is written into one buffer (many evals list the same few
-        // decisions).
-        let mut reasons = AllocReasonsBuilder::default();
-        let mut set_text = String::new();
-        for d in result.decisions.iter_changes(&input.allocs) {
-            set_text.clear();
-            set_text.push_str(d.set.as_str());
-            set_text.push_str(" -> ");
-            d.decision.describe_to(&mut set_text);
-            reasons.push(d.alloc_id(), d.name(), &set_text, d.rule.describe());
-        }
-        let reasons = reasons.finish();
+        // A kept run's reasons come with it (debug builds check them).
+        let reasons = match kept_reasons {
+            Some(kept) => {
+                debug_assert!(
+                    kept == alloc_reasons(&result, &input.allocs),
+                    "a kept run's reasons differ"
+                );
+                kept
+            }
+            None => {
+                let reasons = alloc_reasons(&result, &input.allocs);
+                if memo_holds {
+                    memo.keep_reasons(&eval.job_id, &reasons);
+                }
+                reasons
+            }
+        };
         let (failed, deployment_id) = self.build_generic_plan(
             now,
             eval,
