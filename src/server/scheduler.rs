@@ -26,7 +26,7 @@ use crate::scenario::format::JobSpec;
 use crate::sim::queue::Tick;
 use crate::sim::trace::{
     AllocReasons, AllocReasonsBuilder, BrokerState, EvalProcessed, GroupUpdates, SharedText,
-    TraceEvent, short,
+    SharedTexts, TraceEvent, short,
 };
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -100,14 +100,28 @@ impl Retries {
         true
     }
 
-    /// The line for the attempts that reused a plan, if any.
-    fn finish(&self, plan_lines: &mut Vec<SharedText>) {
-        if self.repeated > 0 {
-            const TAIL: &str = " more attempts: same plan, rejected again";
-            let mut line = String::with_capacity(TAIL.len() + 3);
-            super::push_decimal(&mut line, self.repeated as u64);
-            line.push_str(TAIL);
-            plan_lines.push(SharedText::from(line));
+    /// The line for the attempts that reused a plan, if any: the stored
+    /// copy of the world's table (`texts`), found by address for the usual
+    /// counts (an eval that fails after `retryMax` attempts says one of
+    /// them).
+    fn finish(&self, texts: &mut SharedTexts, plan_lines: &mut Vec<SharedText>) {
+        const USUAL: [&str; 5] = [
+            "",
+            "1 more attempts: same plan, rejected again",
+            "2 more attempts: same plan, rejected again",
+            "3 more attempts: same plan, rejected again",
+            "4 more attempts: same plan, rejected again",
+        ];
+        match self.repeated {
+            0 => {}
+            n if n < USUAL.len() => plan_lines.push(texts.fixed(USUAL[n])),
+            n => {
+                const TAIL: &str = " more attempts: same plan, rejected again";
+                let mut line = String::with_capacity(TAIL.len() + 3);
+                super::push_decimal(&mut line, n as u64);
+                line.push_str(TAIL);
+                plan_lines.push(texts.text(&line));
+            }
         }
     }
 }
@@ -467,8 +481,10 @@ pub fn node_rules(version: crate::profile::Version) -> NodeRules {
 }
 
 /// Adds an attempt's plan `lines` to an eval's: as they are for the first
-/// attempt (shared, not copied), after "attempt N: " for a later one.
+/// attempt (shared, not copied), after "attempt N: " for a later one (the
+/// stored copy of the world's table, `texts`: such a line repeats).
 fn push_attempt_lines(
+    texts: &mut SharedTexts,
     plan_lines: &mut Vec<SharedText>,
     attempt: usize,
     lines: impl IntoIterator<Item = SharedText>,
@@ -485,7 +501,7 @@ fn push_attempt_lines(
         super::push_decimal(&mut prefixed, attempt as u64);
         prefixed.push_str(": ");
         prefixed.push_str(&line);
-        plan_lines.push(SharedText::from(prefixed.as_str()));
+        plan_lines.push(texts.text(&prefixed));
     }
 }
 
@@ -791,10 +807,12 @@ impl Server {
                             plan_lines = plan.describe(self);
                         }
                         AttemptPlan::Built(plan) => {
-                            push_attempt_lines(&mut plan_lines, attempt, plan.describe(self));
+                            let lines = plan.describe(self);
+                            push_attempt_lines(&mut self.texts, &mut plan_lines, attempt, lines);
                         }
                         AttemptPlan::Kept(kept, _) => {
                             push_attempt_lines(
+                                &mut self.texts,
                                 &mut plan_lines,
                                 attempt,
                                 kept.lines.iter().cloned(),
@@ -844,7 +862,7 @@ impl Server {
                 break;
             }
         }
-        retries.finish(&mut plan_lines);
+        retries.finish(&mut self.texts, &mut plan_lines);
         let attempt = last.unwrap_or(Attempt {
             plan: AttemptPlan::Built(Plan::default()),
             failed: Vec::new(),
@@ -1684,7 +1702,8 @@ impl Server {
                 (false, false)
             } else {
                 let mut current = self.compute_system(now, eval, job);
-                push_attempt_lines(&mut plan_lines, attempt, current.plan.describe(self));
+                let lines = current.plan.describe(self);
+                push_attempt_lines(&mut self.texts, &mut plan_lines, attempt, lines);
                 let applied = self.apply_plan(now, &eval.id, &mut current.plan, out);
                 let progress = Retries::progress(&applied, &current.plan);
                 last = Some(current);
@@ -1698,7 +1717,7 @@ impl Server {
                 break;
             }
         }
-        retries.finish(&mut plan_lines);
+        retries.finish(&mut self.texts, &mut plan_lines);
         let SystemAttempt {
             reasons,
             updates,
