@@ -528,13 +528,25 @@ fn failed_line(failed: &[String]) -> SharedText {
 /// one buffer (many evals list the same few decisions).
 fn alloc_reasons(result: &ReconcileResult, allocs: &[Arc<Allocation>]) -> AllocReasons {
     let mut reasons = AllocReasonsBuilder::default();
-    let mut set_text = String::new();
+    // Room for the usual text at once (it grew part by part); written
+    // again only when the set or decision differs from the last reason's
+    // (a run decides the same for many allocs in a row).
+    let mut set_text = String::with_capacity(96);
+    let mut last: Option<(crate::reconciler::reasons::AllocCategory, _)> = None;
     for d in result.decisions.iter_changes(allocs) {
-        set_text.clear();
-        set_text.push_str(d.set.as_str());
-        set_text.push_str(" -> ");
-        d.decision.describe_to(&mut set_text);
+        let new = last
+            .as_ref()
+            .is_none_or(|(set, decision)| *set != d.set || *decision != d.decision);
+        if new {
+            set_text.clear();
+            set_text.push_str(d.set.as_str());
+            set_text.push_str(" -> ");
+            d.decision.describe_to(&mut set_text);
+        }
         reasons.push(d.alloc_id(), d.name(), &set_text, d.rule.describe());
+        if new {
+            last = Some((d.set, d.decision));
+        }
     }
     reasons.finish()
 }
