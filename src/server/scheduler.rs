@@ -26,7 +26,7 @@ use crate::scenario::format::JobSpec;
 use crate::sim::queue::Tick;
 use crate::sim::trace::{
     AllocReasons, AllocReasonsBuilder, BrokerState, EvalProcessed, GroupUpdates, SharedText,
-    TraceEvent, short,
+    SharedTexts, TraceEvent, short,
 };
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -100,14 +100,28 @@ impl Retries {
         true
     }
 
-    /// The line for the attempts that reused a plan, if any.
-    fn finish(&self, plan_lines: &mut Vec<SharedText>) {
-        if self.repeated > 0 {
-            const TAIL: &str = " more attempts: same plan, rejected again";
-            let mut line = String::with_capacity(TAIL.len() + 3);
-            super::push_decimal(&mut line, self.repeated as u64);
-            line.push_str(TAIL);
-            plan_lines.push(SharedText::from(line));
+    /// The line for the attempts that reused a plan, if any: the stored
+    /// copy of the world's table (`texts`), found by address for the usual
+    /// counts (an eval that fails after `retryMax` attempts says one of
+    /// them).
+    fn finish(&self, texts: &mut SharedTexts, plan_lines: &mut Vec<SharedText>) {
+        const USUAL: [&str; 5] = [
+            "",
+            "1 more attempts: same plan, rejected again",
+            "2 more attempts: same plan, rejected again",
+            "3 more attempts: same plan, rejected again",
+            "4 more attempts: same plan, rejected again",
+        ];
+        match self.repeated {
+            0 => {}
+            n if n < USUAL.len() => plan_lines.push(texts.fixed(USUAL[n])),
+            n => {
+                const TAIL: &str = " more attempts: same plan, rejected again";
+                let mut line = String::with_capacity(TAIL.len() + 3);
+                super::push_decimal(&mut line, n as u64);
+                line.push_str(TAIL);
+                plan_lines.push(texts.text(&line));
+            }
         }
     }
 }
@@ -467,8 +481,10 @@ pub fn node_rules(version: crate::profile::Version) -> NodeRules {
 }
 
 /// Adds an attempt's plan `lines` to an eval's: as they are for the first
-/// attempt (shared, not copied), after "attempt N: " for a later one.
+/// attempt (shared, not copied), after "attempt N: " for a later one (the
+/// stored copy of the world's table, `texts`: such a line repeats).
 fn push_attempt_lines(
+    texts: &mut SharedTexts,
     plan_lines: &mut Vec<SharedText>,
     attempt: usize,
     lines: impl IntoIterator<Item = SharedText>,
@@ -485,7 +501,7 @@ fn push_attempt_lines(
         super::push_decimal(&mut prefixed, attempt as u64);
         prefixed.push_str(": ");
         prefixed.push_str(&line);
-        plan_lines.push(SharedText::from(prefixed.as_str()));
+        plan_lines.push(texts.text(&prefixed));
     }
 }
 
@@ -503,6 +519,36 @@ fn failed_line(failed: &[String]) -> SharedText {
         line.push_str(name);
     }
     SharedText::from(line)
+}
+
+/// A run's per-alloc reasons for the trace: the allocs it changed (the
+/// allocs left alone are not listed: the history keeps every eval's
+/// reasons, and at cluster size most allocs are simply kept). Each reason
+/// is packed as it is made; its "<set> -> <decision>" text is written into
+/// one buffer (many evals list the same few decisions).
+fn alloc_reasons(result: &ReconcileResult, allocs: &[Arc<Allocation>]) -> AllocReasons {
+    let mut reasons = AllocReasonsBuilder::default();
+    // Room for the usual text at once (it grew part by part); written
+    // again only when the set or decision differs from the last reason's
+    // (a run decides the same for many allocs in a row).
+    let mut set_text = String::with_capacity(96);
+    let mut last: Option<(crate::reconciler::reasons::AllocCategory, _)> = None;
+    for d in result.decisions.iter_changes(allocs) {
+        let new = last
+            .as_ref()
+            .is_none_or(|(set, decision)| *set != d.set || *decision != d.decision);
+        if new {
+            set_text.clear();
+            set_text.push_str(d.set.as_str());
+            set_text.push_str(" -> ");
+            d.decision.describe_to(&mut set_text);
+        }
+        reasons.push(d.alloc_id(), d.name(), &set_text, d.rule.describe());
+        if new {
+            last = Some((d.set, d.decision));
+        }
+    }
+    reasons.finish()
 }
 
 /// A new ID from a seed and a counter (the server's ID scheme, usable while
@@ -767,11 +813,18 @@ impl Server {
                         self.create_followups(now, eval, &result.followups, out);
                     }
                     match &result.plan {
+                        // The first attempt's lines are the eval's first:
+                        // taken as they are, not copied.
+                        AttemptPlan::Built(plan) if attempt == 1 && plan_lines.is_empty() => {
+                            plan_lines = plan.describe(self);
+                        }
                         AttemptPlan::Built(plan) => {
-                            push_attempt_lines(&mut plan_lines, attempt, plan.describe(self));
+                            let lines = plan.describe(self);
+                            push_attempt_lines(&mut self.texts, &mut plan_lines, attempt, lines);
                         }
                         AttemptPlan::Kept(kept, _) => {
                             push_attempt_lines(
+                                &mut self.texts,
                                 &mut plan_lines,
                                 attempt,
                                 kept.lines.iter().cloned(),
@@ -821,7 +874,7 @@ impl Server {
                 break;
             }
         }
-        retries.finish(&mut plan_lines);
+        retries.finish(&mut self.texts, &mut plan_lines);
         let attempt = last.unwrap_or(Attempt {
             plan: AttemptPlan::Built(Plan::default()),
             failed: Vec::new(),
@@ -1014,8 +1067,10 @@ impl Server {
                 changed_job_update(jobs, alloc, job, group)
             };
         let memo = &mut self.state.reconcile_memo;
+        let mut kept_reasons = None;
         let (result, memo_holds) = match hit {
-            Some(hit) => {
+            Some(mut hit) => {
+                kept_reasons = hit.reasons.take();
                 let kept = hit.result();
                 #[cfg(debug_assertions)]
                 {
@@ -1055,21 +1110,23 @@ impl Server {
         };
         self.state.next_id = counter;
 
-        // Allocs left alone are not listed: the history keeps every eval's
-        // reasons, and at cluster size most allocs are simply kept.
-        // Each reason is packed as it is made; its "<set> -> <decision>"
-        // text is written into one buffer (many evals list the same few
-        // decisions).
-        let mut reasons = AllocReasonsBuilder::default();
-        let mut set_text = String::new();
-        for d in result.decisions.iter_changes(&input.allocs) {
-            set_text.clear();
-            set_text.push_str(d.set.as_str());
-            set_text.push_str(" -> ");
-            d.decision.describe_to(&mut set_text);
-            reasons.push(d.alloc_id(), d.name(), &set_text, d.rule.describe());
-        }
-        let reasons = reasons.finish();
+        // A kept run's reasons come with it (debug builds check them).
+        let reasons = match kept_reasons {
+            Some(kept) => {
+                debug_assert!(
+                    kept == alloc_reasons(&result, &input.allocs),
+                    "a kept run's reasons differ"
+                );
+                kept
+            }
+            None => {
+                let reasons = alloc_reasons(&result, &input.allocs);
+                if memo_holds {
+                    memo.keep_reasons(&eval.job_id, &reasons);
+                }
+                reasons
+            }
+        };
         let (failed, deployment_id) = self.build_generic_plan(
             now,
             eval,
@@ -1657,7 +1714,8 @@ impl Server {
                 (false, false)
             } else {
                 let mut current = self.compute_system(now, eval, job);
-                push_attempt_lines(&mut plan_lines, attempt, current.plan.describe(self));
+                let lines = current.plan.describe(self);
+                push_attempt_lines(&mut self.texts, &mut plan_lines, attempt, lines);
                 let applied = self.apply_plan(now, &eval.id, &mut current.plan, out);
                 let progress = Retries::progress(&applied, &current.plan);
                 last = Some(current);
@@ -1671,7 +1729,7 @@ impl Server {
                 break;
             }
         }
-        retries.finish(&mut plan_lines);
+        retries.finish(&mut self.texts, &mut plan_lines);
         let SystemAttempt {
             reasons,
             updates,

@@ -25,6 +25,7 @@ use crate::reconciler::cluster::{ClusterInput, ReconcileOptions, ReconcileResult
 use crate::reconciler::filters::{TaintedIndex, id_prefix};
 use crate::scenario::format::JobSpec;
 use crate::server::AllocIndex;
+use crate::sim::trace::AllocReasons;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -84,6 +85,10 @@ struct Entry {
     eval_priority: i64,
     options: ReconcileOptions,
     result: Arc<ReconcileResult>,
+    /// The per-alloc reasons of `result` (they read only its decisions,
+    /// which a retime leaves, and the allocs, which are the entry's),
+    /// once an eval made them.
+    reasons: Option<AllocReasons>,
     /// The attempt built from `result` that the applier refused whole.
     attempt: Option<Arc<KeptAttempt>>,
 }
@@ -93,6 +98,8 @@ struct Entry {
 pub struct Hit {
     kept: Arc<ReconcileResult>,
     now: Time,
+    /// The result's per-alloc reasons, if kept.
+    pub reasons: Option<AllocReasons>,
     pub attempt: Option<Arc<KeptAttempt>>,
 }
 
@@ -290,6 +297,7 @@ impl ReconcileMemo {
         Some(Hit {
             kept: Arc::clone(&entry.result),
             now: input.now,
+            reasons: entry.reasons.clone(),
             attempt: entry.attempt.clone(),
         })
     }
@@ -341,10 +349,21 @@ impl ReconcileMemo {
             eval_priority: input.eval_priority,
             options: *reads.options,
             result: Arc::clone(result),
+            reasons: None,
             attempt: None,
         };
         self.jobs.insert(input.job_id.to_string(), entry);
         true
+    }
+
+    /// Keeps `reasons` with job `job_id`'s entry: the caller made them from
+    /// the entry's result (the one [`ReconcileMemo::get`] or
+    /// [`ReconcileMemo::put`] last handled for the job), for the evals
+    /// that reuse it.
+    pub fn keep_reasons(&mut self, job_id: &str, reasons: &AllocReasons) {
+        if let Some(entry) = self.jobs.get_mut(job_id) {
+            entry.reasons = Some(reasons.clone());
+        }
     }
 
     /// Keeps `attempt` with job `job_id`'s entry: the caller built it from
