@@ -193,6 +193,12 @@ pub struct Sim {
     /// Spare effect lists (not part of the world).
     #[serde(skip)]
     pub buffers: EffectBuffers,
+    /// The deadline the server last set for a node's heartbeat timer, by
+    /// node name, from the timer effects the server returned (not part of
+    /// the world): a timeout for another deadline is stale without a look
+    /// at the server's timers ([`Sim::handle_event`]).
+    #[serde(skip)]
+    heartbeat_deadlines: clients::NameCache<Tick>,
 }
 
 /// Spare lists for the effects a client or the server returns while the
@@ -250,6 +256,7 @@ impl Sim {
             events_handled: 0,
             check_memo: check::CheckMemo::default(),
             buffers: EffectBuffers::default(),
+            heartbeat_deadlines: clients::NameCache::default(),
         };
         for spec in &scenario.nodes {
             let registered = spec.registered.unwrap_or(true);
@@ -373,6 +380,7 @@ impl Sim {
                     );
                 }
                 ServerEffect::HeartbeatTimer { node, at } => {
+                    self.heartbeat_deadlines.put(&node, at);
                     self.queue
                         .push(at, Event::HeartbeatTimeout { node, deadline: at });
                 }
@@ -585,8 +593,21 @@ impl Sim {
             Event::HeartbeatTimeout { node, deadline } => {
                 // Most timers are stale (the node heartbeated since, which
                 // set a later deadline): those are dropped here, without
-                // lending the server the effect list for nothing.
-                let live = self.server.state.heartbeat_timers.get(node.as_str()) == Some(&deadline);
+                // lending the server the effect list for nothing. Every
+                // deadline the server sets comes through `route_server`, so
+                // a timer whose deadline is not the last one set for its
+                // node is stale (the server's timer is that one or none);
+                // the server's timers are read only when the last one is
+                // unknown here (a copy of the world starts knowing none).
+                let last_set = self.heartbeat_deadlines.get(&node);
+                let live = match last_set {
+                    Some(last) if last != deadline => false,
+                    _ => self.server.state.heartbeat_timers.get(node.as_str()) == Some(&deadline),
+                };
+                debug_assert!(
+                    live || self.server.state.heartbeat_timers.get(node.as_str())
+                        != Some(&deadline)
+                );
                 if live {
                     self.with_server(|server, now, rng, out| {
                         server.heartbeat_timeout(now, &node, deadline, rng, out)

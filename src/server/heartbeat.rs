@@ -92,7 +92,6 @@ impl Server {
             );
         }
         let now_time = tick_time(now);
-        let honour_legacy = self.honour_legacy();
         let mut can_disconnect = false;
         // Read in place (the names are borrowed for the reason).
         let allocs = self.state.allocs_by_node.get(node);
@@ -107,18 +106,22 @@ impl Server {
                 continue;
             }
             can_disconnect = true;
-            let last_unknown = if self.rules.last_unknown_earliest {
-                alloc.last_unknown()
-            } else {
-                alloc.last_unknown_latest()
+            // Only an alloc that should run may wait; whether it expired is
+            // asked only of an unknown one (its states are read only then).
+            // A non-zero lost_after came from the alloc's group in its job:
+            // the group is there, no second lookup.
+            if alloc.desired_status != DesiredStatus::Run {
+                continue;
+            }
+            let expired = alloc.client_status == crate::model::ClientStatus::Unknown && {
+                let last_unknown = if self.rules.last_unknown_earliest {
+                    alloc.last_unknown()
+                } else {
+                    alloc.last_unknown_latest()
+                };
+                !last_unknown.is_zero() && last_unknown.add(lost_after) <= now_time
             };
-            let expired = alloc.job_task_group().is_some_and(|_| {
-                alloc.client_status == crate::model::ClientStatus::Unknown
-                    && !last_unknown.is_zero()
-                    && last_unknown.add(lost_after) <= now_time
-            });
-            let _ = honour_legacy;
-            if alloc.desired_status == DesiredStatus::Run && !expired {
+            if !expired {
                 pending_reconnect.push(&alloc.name);
             }
         }

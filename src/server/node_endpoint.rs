@@ -12,7 +12,7 @@ use crate::model::{
 };
 use crate::profile::UpdateAllocGate;
 use crate::sim::net::CallId;
-use crate::sim::queue::{Seconds, Tick};
+use crate::sim::queue::{Seconds, Tick, push_seconds, seconds_len};
 use crate::sim::rng::Rng;
 use crate::sim::trace::{NodeName, NodeStatusChange, RpcName, TraceEvent, short};
 use std::collections::BTreeMap;
@@ -62,15 +62,14 @@ impl Server {
                     // One buffer for the whole detail, exactly as long as the
                     // text (every heartbeat writes one, and the trace keeps
                     // it as is).
-                    let seconds = Seconds::of(ttl);
-                    let (status, seconds) = (status.as_str(), seconds.as_str());
+                    let status = status.as_str();
                     let mut detail = String::with_capacity(
-                        "status=".len() + status.len() + " ttl=".len() + seconds.len() + 1,
+                        "status=".len() + status.len() + " ttl=".len() + seconds_len(ttl) + 1,
                     );
                     detail.push_str("status=");
                     detail.push_str(status);
                     detail.push_str(" ttl=");
-                    detail.push_str(seconds);
+                    push_seconds(&mut detail, ttl);
                     detail.push('s');
                     (Reply::Heartbeat { ttl }, detail)
                 }),

@@ -3,7 +3,7 @@
 //! `Node.GetClientAllocs` with `Alloc.GetAllocs`, and `Alloc.GetAlloc`).
 
 use crate::model::alloc::{Allocation, TaskStates};
-use crate::sim::queue::Seconds;
+use crate::sim::queue::{push_seconds, seconds_len};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -163,11 +163,9 @@ impl Reply {
         match self {
             Reply::Heartbeat { ttl } => {
                 // Exactly as long as the text: the trace keeps it as is.
-                let seconds = Seconds::of(*ttl);
-                let seconds = seconds.as_str();
-                let mut detail = String::with_capacity("ttl=".len() + seconds.len());
+                let mut detail = String::with_capacity("ttl=".len() + seconds_len(*ttl));
                 detail.push_str("ttl=");
-                detail.push_str(seconds);
+                push_seconds(&mut detail, *ttl);
                 detail
             }
             Reply::Ack => "ok".to_string(),

@@ -48,6 +48,62 @@ impl Seconds {
     }
 }
 
+/// `000` to `999`, three bytes each, as text checked when the program is
+/// built: [`push_seconds`] copies a time's milliseconds (and its seconds
+/// below 1,000) out of it without writing or checking digits.
+const TRIPLES: &str = {
+    const BYTES: [u8; 3000] = {
+        let mut bytes = [0u8; 3000];
+        let mut n = 0;
+        while n < 1000 {
+            bytes[3 * n] = b'0' + (n / 100) as u8;
+            bytes[3 * n + 1] = b'0' + (n / 10 % 10) as u8;
+            bytes[3 * n + 2] = b'0' + (n % 10) as u8;
+            n += 1;
+        }
+        bytes
+    };
+    match std::str::from_utf8(&BYTES) {
+        Ok(text) => text,
+        Err(_) => panic!("ASCII digits"),
+    }
+};
+
+/// How long the text of `ticks` ([`Seconds::of`]'s) is, in bytes.
+pub fn seconds_len(ticks: Tick) -> usize {
+    let mut secs = ticks / TICKS_PER_SEC;
+    let mut digits = 1;
+    while secs >= 10 {
+        secs /= 10;
+        digits += 1;
+    }
+    digits + ".000".len()
+}
+
+/// Appends the text of `ticks` ([`Seconds::of`]'s) to `out`: pieces of
+/// [`TRIPLES`] for times below 1,000 s (every heartbeat's TTL, which its
+/// call's and reply's details write), else [`Seconds::of`]'s text.
+pub fn push_seconds(out: &mut String, ticks: Tick) {
+    let secs = ticks / TICKS_PER_SEC;
+    let millis = (ticks % TICKS_PER_SEC) as usize;
+    let secs = match usize::try_from(secs) {
+        Ok(secs) if secs < 1000 => secs,
+        _ => {
+            out.push_str(Seconds::of(ticks).as_str());
+            return;
+        }
+    };
+    // The triple of the seconds, without its leading zeros.
+    let skip = match secs {
+        0..10 => 2,
+        10..100 => 1,
+        _ => 0,
+    };
+    out.push_str(&TRIPLES[3 * secs + skip..3 * secs + 3]);
+    out.push('.');
+    out.push_str(&TRIPLES[3 * millis..3 * millis + 3]);
+}
+
 /// Writes `n`'s decimal digits at the end of `buf` (which must hold them:
 /// 20 bytes hold any `u64`) and returns where they start.
 pub(crate) fn write_digits(buf: &mut [u8], mut n: u64) -> usize {
@@ -335,7 +391,24 @@ impl<'de, E: Clone + Deserialize<'de>> Deserialize<'de> for EventQueue<E> {
 
 #[cfg(test)]
 mod tests {
-    use super::{EventQueue, Seconds};
+    use super::{EventQueue, Seconds, push_seconds, seconds_len};
+
+    /// [`push_seconds`] and [`seconds_len`] agree with [`Seconds::of`],
+    /// below 1,000 s (the table's pieces) and above.
+    #[test]
+    fn pushed_seconds_agree_with_seconds_of() {
+        let ticks =
+            (0..1_200_000)
+                .step_by(7)
+                .chain([999_999, 1_000_000, 1_000_001, 123_456_789, u64::MAX]);
+        for ticks in ticks {
+            let mut text = String::from("ttl=");
+            push_seconds(&mut text, ticks);
+            let expected = Seconds::of(ticks);
+            assert_eq!(text, format!("ttl={expected}"), "{ticks}");
+            assert_eq!(seconds_len(ticks), expected.as_str().len(), "{ticks}");
+        }
+    }
 
     #[test]
     fn seconds_are_written_as_the_format_writes_them() {
