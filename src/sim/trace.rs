@@ -562,12 +562,11 @@ impl TraceEvent {
         alloc: &crate::model::Allocation,
         detail: impl Into<SharedText>,
     ) -> Self {
-        TraceEvent::AllocChanged(AllocChange::new(
-            &alloc.id,
-            &alloc.name,
-            texts.text(&alloc.node_id),
-            detail.into(),
-        ))
+        TraceEvent::AllocChanged(AllocChange {
+            subject: texts.subject(&alloc.id, &alloc.name),
+            node: texts.text(&alloc.node_id),
+            detail: detail.into(),
+        })
     }
 }
 
@@ -847,6 +846,9 @@ impl TraceEvent {
 #[derive(Debug, Clone, Default)]
 pub struct SharedTexts {
     table: Arc<TextTable<SharedText>>,
+    /// The alloc subjects ([`SharedTexts::subject`]), apart from the texts:
+    /// a checkpoint that meets a new alloc copies only this table.
+    subjects: Arc<TextTable<Arc<AllocSubject>>>,
     /// The stored copies of the fixed texts used so far
     /// ([`SharedTexts::fixed`]: a few), by the address of the text.
     fixed: Vec<(&'static str, SharedText)>,
@@ -1091,6 +1093,31 @@ impl SharedTexts {
         let shared = self.text(text);
         self.fixed.push((text, shared.clone()));
         shared
+    }
+
+    /// The shared subject of alloc `alloc` named `name`, stored first if it
+    /// is new: an alloc change is made with the stored copy, which the
+    /// history keeps as it is ([`AllocSubjects`] skips stored items),
+    /// instead of a new one (two allocations) that it would drop.
+    fn subject(&mut self, alloc: &str, name: &str) -> Arc<AllocSubject> {
+        if !self.subjects.slots.is_empty() {
+            let hash = subject_hash(alloc, name);
+            let slot = self
+                .subjects
+                .slot_by(hash as usize, |stored| stored.is(alloc, name));
+            if let Some(stored) = &self.subjects.slots[slot] {
+                return Arc::clone(stored);
+            }
+        }
+        self.insert_subject(alloc, name)
+    }
+
+    /// [`SharedTexts::subject`] of a subject not stored yet.
+    #[inline(never)]
+    fn insert_subject(&mut self, alloc: &str, name: &str) -> Arc<AllocSubject> {
+        let subject = Arc::new(AllocSubject::new(alloc, name));
+        Arc::make_mut(&mut self.subjects).insert(Arc::clone(&subject));
+        subject
     }
 
     /// [`SharedTexts::text`] of a text not stored yet (apart: a run meets
@@ -1358,9 +1385,15 @@ impl AllocSubject {
     }
 }
 
+/// The table's hash of a subject's key, its two parts (one function for
+/// storing and for looking the two parts up, so the two always agree).
+fn subject_hash(first: &str, second: &str) -> u64 {
+    text_hash(second.as_bytes(), text_hash(first.as_bytes(), 0))
+}
+
 impl TableItem for Arc<AllocSubject> {
     fn key_hash(&self) -> usize {
-        text_hash(self.text.as_bytes(), u64::from(self.split)) as usize
+        subject_hash(self.alloc(), self.name()) as usize
     }
 
     fn same_key(&self, other: &Self) -> bool {
