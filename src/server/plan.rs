@@ -146,6 +146,17 @@ impl Plan {
         let mut writes = self.node_allocation.iter().peekable();
         let mut evictions = self.node_preemptions.iter().peekable();
         std::iter::from_fn(move || {
+            // Most plans only write: while the other two maps have no
+            // node left, the next node is the next write's (no comparison).
+            if stops.peek().is_none() && evictions.peek().is_none() {
+                let (node, allocs) = writes.next()?;
+                return Some(NodePart {
+                    node,
+                    stops: &[],
+                    allocs,
+                    preemptions: &[],
+                });
+            }
             let node = [
                 stops.peek().map(|(node, _)| *node),
                 writes.peek().map(|(node, _)| *node),
@@ -171,6 +182,16 @@ impl Plan {
         let mut writes = self.node_allocation.iter_mut().peekable();
         let mut evictions = self.node_preemptions.iter().peekable();
         std::iter::from_fn(move || {
+            // As in `parts`: a plan that only writes needs no comparison.
+            if stops.peek().is_none() && evictions.peek().is_none() {
+                let (node, allocs) = writes.next()?;
+                return Some(NodePartMut {
+                    node,
+                    stops: &[],
+                    allocs: Some(allocs),
+                    preemptions: &[],
+                });
+            }
             let node = [
                 stops.peek().map(|(node, _)| *node),
                 writes.peek().map(|(node, _)| *node),
