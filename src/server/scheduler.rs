@@ -1064,7 +1064,13 @@ impl Server {
             set_text.push_str(d.set.as_str());
             set_text.push_str(" -> ");
             d.decision.describe_to(&mut set_text);
-            reasons.push(d.alloc_id(), d.name(), &set_text, d.rule.describe());
+            reasons.push(
+                &mut self.texts,
+                d.alloc_id(),
+                d.name(),
+                &set_text,
+                d.rule.describe(),
+            );
         }
         let reasons = reasons.finish();
         let (failed, deployment_id) = self.build_generic_plan(
@@ -1775,6 +1781,7 @@ impl Server {
             .filter(|t| t.set() != crate::reconciler::node::NodeSet::Ignore)
         {
             reasons.push(
+                &mut self.texts,
                 tuple.alloc_id().unwrap_or(""),
                 &tuple.name,
                 &format!("{} on {}", tuple.set().as_str(), tuple.node_id),

@@ -1585,8 +1585,22 @@ impl AllocReasonsBuilder {
         }
     }
 
-    /// Adds a reason.
-    pub fn push(&mut self, alloc: &str, name: &str, set: &str, reason: &str) {
+    /// Adds a reason (its alloc's subject the stored copy in `texts`: the
+    /// history keeps it as it is, where a new one would cost two
+    /// allocations that the history would drop).
+    pub fn push(
+        &mut self,
+        texts: &mut SharedTexts,
+        alloc: &str,
+        name: &str,
+        set: &str,
+        reason: &str,
+    ) {
+        self.push_subject(texts.subject(alloc, name), set, reason);
+    }
+
+    /// Adds a reason about `subject`.
+    fn push_subject(&mut self, subject: Arc<AllocSubject>, set: &str, reason: &str) {
         // The pairs made, latest first (only the filled slots).
         let mut reused = None;
         for back in 1..=self.made.min(REUSE_WINDOW) {
@@ -1603,10 +1617,7 @@ impl AllocReasonsBuilder {
             self.made += 1;
             why
         });
-        self.items.push(PackedReason {
-            subject: Arc::new(AllocSubject::new(alloc, name)),
-            why,
-        });
+        self.items.push(PackedReason { subject, why });
     }
 
     /// The reasons added, in order.
@@ -1622,7 +1633,10 @@ impl<'a> FromIterator<&'a AllocReason> for AllocReasons {
         let reasons = reasons.into_iter();
         let mut builder = AllocReasonsBuilder::with_capacity(reasons.size_hint().0);
         for reason in reasons {
-            builder.push(&reason.alloc, &reason.name, &reason.set, &reason.reason);
+            // Subjects of their own, that the history shares (as it reads
+            // a trace back, say).
+            let subject = Arc::new(AllocSubject::new(&reason.alloc, &reason.name));
+            builder.push_subject(subject, &reason.set, &reason.reason);
         }
         builder.finish()
     }
@@ -2017,9 +2031,9 @@ pub fn trace_text(entries: &[TraceEntry]) -> String {
 #[cfg(test)]
 mod tests {
     use super::{
-        AllocChange, AllocReason, AllocReasons, AllocSubjects, BrokerState, EvalCreated,
-        EvalProcessed, GroupUpdates, PlanLines, RpcName, SharedText, SharedTexts, TraceEntry,
-        TraceEvent,
+        AllocChange, AllocReason, AllocReasons, AllocReasonsBuilder, AllocSubjects, BrokerState,
+        EvalCreated, EvalProcessed, GroupUpdates, PlanLines, RpcName, SharedText, SharedTexts,
+        TraceEntry, TraceEvent,
     };
     use std::sync::Arc;
 
@@ -2208,6 +2222,38 @@ mod tests {
         let mut lost_again = processed(&first[..1]);
         subjects.share(&mut lost_again);
         assert_eq!(whys(&lost_again), vec![w1[0]]);
+    }
+
+    /// Reasons built with the world's texts name an alloc by its stored
+    /// subject: one copy across evals, which the history keeps as it is.
+    #[test]
+    fn built_reasons_take_the_stored_subject() {
+        let mut texts = SharedTexts::default();
+        let mut build = |reasons: &[(&str, &str)]| {
+            let mut builder = AllocReasonsBuilder::default();
+            for (alloc, name) in reasons {
+                builder.push(&mut texts, alloc, name, "lost -> stop", "node down");
+            }
+            let mut event = processed(&[]);
+            if let TraceEvent::EvalProcessed(p) = &mut event {
+                p.reasons = builder.finish();
+            }
+            event
+        };
+        let one = build(&[("a1", "web.web[0]"), ("a2", "web.web[1]")]);
+        let mut two = build(&[("a2", "web.web[1]"), ("a1", "web.web[0]")]);
+        let (a, b) = (subject_ptrs(&one), subject_ptrs(&two));
+        assert_eq!((a[0], a[1]), (b[1], b[0]));
+        let mut subjects = AllocSubjects::default();
+        subjects.share(&mut two);
+        assert_eq!(subject_ptrs(&two), b);
+        assert_eq!(
+            two,
+            processed(&[
+                reason("a2", "web.web[1]", "lost -> stop", "node down"),
+                reason("a1", "web.web[0]", "lost -> stop", "node down"),
+            ])
+        );
     }
 
     /// An alloc change serializes, prints and reads back as the flat
