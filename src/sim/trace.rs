@@ -1043,11 +1043,23 @@ impl<T: TableItem> TextTable<T> {
         if item.stored().get() {
             return;
         }
-        match self.get(item) {
+        if self.slots.is_empty() {
+            self.insert(item.clone());
+            return;
+        }
+        let index = self.slot(item);
+        match &self.slots[index] {
             Some(stored) => {
                 if !stored.same_item(item) {
                     *item = stored.clone();
                 }
+            }
+            // A new item goes to the empty slot found (hashed and probed
+            // once) unless the table must grow first.
+            None if (self.len + 1) * 2 <= self.slots.len() => {
+                item.stored().set();
+                self.slots[index] = Some(item.clone());
+                self.len += 1;
             }
             None => self.insert(item.clone()),
         }
