@@ -1114,9 +1114,9 @@ impl SharedTexts {
     fn subject(&mut self, alloc: &str, name: &str) -> Arc<AllocSubject> {
         if !self.subjects.slots.is_empty() {
             let hash = subject_hash(alloc, name);
-            let slot = self
-                .subjects
-                .slot_by(hash as usize, |stored| stored.is(alloc, name));
+            let slot = self.subjects.slot_by(hash as usize, |stored| {
+                stored.hash == hash && stored.is(alloc, name)
+            });
             if let Some(stored) = &self.subjects.slots[slot] {
                 return Arc::clone(stored);
             }
@@ -1360,8 +1360,11 @@ struct AllocSubject {
     /// The ID followed by the name.
     text: Box<str>,
     /// Where the name starts (an ID is far shorter than 4 GB; 32 bits keep
-    /// the subject in 24 bytes with its flag).
+    /// the subject in 32 bytes with its hash and flag).
     split: u32,
+    /// [`subject_hash`] of the two parts (a table grows and probes
+    /// without hashing the text again).
+    hash: u32,
     /// Whether a table holds this very copy.
     stored: Stored,
 }
@@ -1374,6 +1377,7 @@ impl AllocSubject {
         AllocSubject {
             text: text.into_boxed_str(),
             split: u32::try_from(alloc.len()).unwrap_or(u32::MAX),
+            hash: subject_hash(alloc, name),
             stored: Stored::default(),
         }
     }
@@ -1399,17 +1403,19 @@ impl AllocSubject {
 
 /// The table's hash of a subject's key, its two parts (one function for
 /// storing and for looking the two parts up, so the two always agree).
-fn subject_hash(first: &str, second: &str) -> u64 {
-    text_hash(second.as_bytes(), text_hash(first.as_bytes(), 0))
+fn subject_hash(first: &str, second: &str) -> u32 {
+    // The low bits pick a slot: 32 of them are plenty.
+    text_hash(second.as_bytes(), text_hash(first.as_bytes(), 0)) as u32
 }
 
 impl TableItem for Arc<AllocSubject> {
     fn key_hash(&self) -> usize {
-        subject_hash(self.alloc(), self.name()) as usize
+        self.hash as usize
     }
 
     fn same_key(&self, other: &Self) -> bool {
-        Arc::ptr_eq(self, other) || (self.split == other.split && self.text == other.text)
+        Arc::ptr_eq(self, other)
+            || (self.hash == other.hash && self.split == other.split && self.text == other.text)
     }
 
     fn same_item(&self, other: &Self) -> bool {
@@ -2509,12 +2515,14 @@ mod tests {
     }
 
     /// The shared parts the history keeps one of per distinct text and
-    /// alloc stay in 24 bytes with their stored flag.
+    /// alloc stay small: a text in 24 bytes with its stored flag, an alloc
+    /// in 32 with its hash too (kept: the world's table looks allocs up by
+    /// their two parts and grows without hashing them again).
     #[test]
     #[cfg(target_pointer_width = "64")]
     fn shared_parts_stay_small() {
         assert_eq!(std::mem::size_of::<super::SharedTextInner>(), 24);
-        assert_eq!(std::mem::size_of::<super::AllocSubject>(), 24);
+        assert_eq!(std::mem::size_of::<super::AllocSubject>(), 32);
     }
 
     /// Texts compare equal by `same_bytes` exactly when their bytes are
