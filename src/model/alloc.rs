@@ -532,6 +532,7 @@ type JobKey = (u64, u64, u64);
 
 impl Allocation {
     /// The task group of the embedded job.
+    #[inline]
     pub fn job_task_group(&self) -> Option<&TaskGroup> {
         self.job.as_ref()?.lookup_task_group(&self.task_group)
     }

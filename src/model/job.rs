@@ -59,6 +59,7 @@ pub struct Job {
 
 impl Job {
     /// The task group of that name (Go's `LookupTaskGroup`).
+    #[inline]
     pub fn lookup_task_group(&self, name: &str) -> Option<&TaskGroup> {
         self.task_groups.iter().find(|tg| tg.name == name)
     }

@@ -526,7 +526,11 @@ fn failed_line(failed: &[String]) -> SharedText {
 /// reasons, and at cluster size most allocs are simply kept). Each reason
 /// is packed as it is made; its "<set> -> <decision>" text is written into
 /// one buffer (many evals list the same few decisions).
-fn alloc_reasons(result: &ReconcileResult, allocs: &[Arc<Allocation>]) -> AllocReasons {
+fn alloc_reasons(
+    texts: &mut SharedTexts,
+    result: &ReconcileResult,
+    allocs: &[Arc<Allocation>],
+) -> AllocReasons {
     let mut reasons = AllocReasonsBuilder::default();
     // Room for the usual text at once (it grew part by part); written
     // again only when the set or decision differs from the last reason's
@@ -543,7 +547,7 @@ fn alloc_reasons(result: &ReconcileResult, allocs: &[Arc<Allocation>]) -> AllocR
             set_text.push_str(" -> ");
             d.decision.describe_to(&mut set_text);
         }
-        reasons.push(d.alloc_id(), d.name(), &set_text, d.rule.describe());
+        reasons.push(texts, d.alloc_id(), d.name(), &set_text, d.rule.describe());
         if new {
             last = Some((d.set, d.decision));
         }
@@ -1114,13 +1118,13 @@ impl Server {
         let reasons = match kept_reasons {
             Some(kept) => {
                 debug_assert!(
-                    kept == alloc_reasons(&result, &input.allocs),
+                    kept == alloc_reasons(&mut self.texts, &result, &input.allocs),
                     "a kept run's reasons differ"
                 );
                 kept
             }
             None => {
-                let reasons = alloc_reasons(&result, &input.allocs);
+                let reasons = alloc_reasons(&mut self.texts, &result, &input.allocs);
                 if memo_holds {
                     memo.keep_reasons(&eval.job_id, &reasons);
                 }
@@ -1836,6 +1840,7 @@ impl Server {
             .filter(|t| t.set() != crate::reconciler::node::NodeSet::Ignore)
         {
             reasons.push(
+                &mut self.texts,
                 tuple.alloc_id().unwrap_or(""),
                 &tuple.name,
                 &format!("{} on {}", tuple.set().as_str(), tuple.node_id),

@@ -1043,11 +1043,23 @@ impl<T: TableItem> TextTable<T> {
         if item.stored().get() {
             return;
         }
-        match self.get(item) {
+        if self.slots.is_empty() {
+            self.insert(item.clone());
+            return;
+        }
+        let index = self.slot(item);
+        match &self.slots[index] {
             Some(stored) => {
                 if !stored.same_item(item) {
                     *item = stored.clone();
                 }
+            }
+            // A new item goes to the empty slot found (hashed and probed
+            // once) unless the table must grow first.
+            None if (self.len + 1) * 2 <= self.slots.len() => {
+                item.stored().set();
+                self.slots[index] = Some(item.clone());
+                self.len += 1;
             }
             None => self.insert(item.clone()),
         }
@@ -1102,9 +1114,9 @@ impl SharedTexts {
     fn subject(&mut self, alloc: &str, name: &str) -> Arc<AllocSubject> {
         if !self.subjects.slots.is_empty() {
             let hash = subject_hash(alloc, name);
-            let slot = self
-                .subjects
-                .slot_by(hash as usize, |stored| stored.is(alloc, name));
+            let slot = self.subjects.slot_by(hash as usize, |stored| {
+                stored.hash == hash && stored.is(alloc, name)
+            });
             if let Some(stored) = &self.subjects.slots[slot] {
                 return Arc::clone(stored);
             }
@@ -1348,8 +1360,11 @@ struct AllocSubject {
     /// The ID followed by the name.
     text: Box<str>,
     /// Where the name starts (an ID is far shorter than 4 GB; 32 bits keep
-    /// the subject in 24 bytes with its flag).
+    /// the subject in 32 bytes with its hash and flag).
     split: u32,
+    /// [`subject_hash`] of the two parts (a table grows and probes
+    /// without hashing the text again).
+    hash: u32,
     /// Whether a table holds this very copy.
     stored: Stored,
 }
@@ -1362,6 +1377,7 @@ impl AllocSubject {
         AllocSubject {
             text: text.into_boxed_str(),
             split: u32::try_from(alloc.len()).unwrap_or(u32::MAX),
+            hash: subject_hash(alloc, name),
             stored: Stored::default(),
         }
     }
@@ -1387,17 +1403,19 @@ impl AllocSubject {
 
 /// The table's hash of a subject's key, its two parts (one function for
 /// storing and for looking the two parts up, so the two always agree).
-fn subject_hash(first: &str, second: &str) -> u64 {
-    text_hash(second.as_bytes(), text_hash(first.as_bytes(), 0))
+fn subject_hash(first: &str, second: &str) -> u32 {
+    // The low bits pick a slot: 32 of them are plenty.
+    text_hash(second.as_bytes(), text_hash(first.as_bytes(), 0)) as u32
 }
 
 impl TableItem for Arc<AllocSubject> {
     fn key_hash(&self) -> usize {
-        subject_hash(self.alloc(), self.name()) as usize
+        self.hash as usize
     }
 
     fn same_key(&self, other: &Self) -> bool {
-        Arc::ptr_eq(self, other) || (self.split == other.split && self.text == other.text)
+        Arc::ptr_eq(self, other)
+            || (self.hash == other.hash && self.split == other.split && self.text == other.text)
     }
 
     fn same_item(&self, other: &Self) -> bool {
@@ -1585,8 +1603,22 @@ impl AllocReasonsBuilder {
         }
     }
 
-    /// Adds a reason.
-    pub fn push(&mut self, alloc: &str, name: &str, set: &str, reason: &str) {
+    /// Adds a reason (its alloc's subject the stored copy in `texts`: the
+    /// history keeps it as it is, where a new one would cost two
+    /// allocations that the history would drop).
+    pub fn push(
+        &mut self,
+        texts: &mut SharedTexts,
+        alloc: &str,
+        name: &str,
+        set: &str,
+        reason: &str,
+    ) {
+        self.push_subject(texts.subject(alloc, name), set, reason);
+    }
+
+    /// Adds a reason about `subject`.
+    fn push_subject(&mut self, subject: Arc<AllocSubject>, set: &str, reason: &str) {
         // The pairs made, latest first (only the filled slots).
         let mut reused = None;
         for back in 1..=self.made.min(REUSE_WINDOW) {
@@ -1603,10 +1635,7 @@ impl AllocReasonsBuilder {
             self.made += 1;
             why
         });
-        self.items.push(PackedReason {
-            subject: Arc::new(AllocSubject::new(alloc, name)),
-            why,
-        });
+        self.items.push(PackedReason { subject, why });
     }
 
     /// The reasons added, in order.
@@ -1622,7 +1651,10 @@ impl<'a> FromIterator<&'a AllocReason> for AllocReasons {
         let reasons = reasons.into_iter();
         let mut builder = AllocReasonsBuilder::with_capacity(reasons.size_hint().0);
         for reason in reasons {
-            builder.push(&reason.alloc, &reason.name, &reason.set, &reason.reason);
+            // Subjects of their own, that the history shares (as it reads
+            // a trace back, say).
+            let subject = Arc::new(AllocSubject::new(&reason.alloc, &reason.name));
+            builder.push_subject(subject, &reason.set, &reason.reason);
         }
         builder.finish()
     }
@@ -2017,9 +2049,9 @@ pub fn trace_text(entries: &[TraceEntry]) -> String {
 #[cfg(test)]
 mod tests {
     use super::{
-        AllocChange, AllocReason, AllocReasons, AllocSubjects, BrokerState, EvalCreated,
-        EvalProcessed, GroupUpdates, PlanLines, RpcName, SharedText, SharedTexts, TraceEntry,
-        TraceEvent,
+        AllocChange, AllocReason, AllocReasons, AllocReasonsBuilder, AllocSubjects, BrokerState,
+        EvalCreated, EvalProcessed, GroupUpdates, PlanLines, RpcName, SharedText, SharedTexts,
+        TraceEntry, TraceEvent,
     };
     use std::sync::Arc;
 
@@ -2208,6 +2240,38 @@ mod tests {
         let mut lost_again = processed(&first[..1]);
         subjects.share(&mut lost_again);
         assert_eq!(whys(&lost_again), vec![w1[0]]);
+    }
+
+    /// Reasons built with the world's texts name an alloc by its stored
+    /// subject: one copy across evals, which the history keeps as it is.
+    #[test]
+    fn built_reasons_take_the_stored_subject() {
+        let mut texts = SharedTexts::default();
+        let mut build = |reasons: &[(&str, &str)]| {
+            let mut builder = AllocReasonsBuilder::default();
+            for (alloc, name) in reasons {
+                builder.push(&mut texts, alloc, name, "lost -> stop", "node down");
+            }
+            let mut event = processed(&[]);
+            if let TraceEvent::EvalProcessed(p) = &mut event {
+                p.reasons = builder.finish();
+            }
+            event
+        };
+        let one = build(&[("a1", "web.web[0]"), ("a2", "web.web[1]")]);
+        let mut two = build(&[("a2", "web.web[1]"), ("a1", "web.web[0]")]);
+        let (a, b) = (subject_ptrs(&one), subject_ptrs(&two));
+        assert_eq!((a[0], a[1]), (b[1], b[0]));
+        let mut subjects = AllocSubjects::default();
+        subjects.share(&mut two);
+        assert_eq!(subject_ptrs(&two), b);
+        assert_eq!(
+            two,
+            processed(&[
+                reason("a2", "web.web[1]", "lost -> stop", "node down"),
+                reason("a1", "web.web[0]", "lost -> stop", "node down"),
+            ])
+        );
     }
 
     /// An alloc change serializes, prints and reads back as the flat
@@ -2451,12 +2515,14 @@ mod tests {
     }
 
     /// The shared parts the history keeps one of per distinct text and
-    /// alloc stay in 24 bytes with their stored flag.
+    /// alloc stay small: a text in 24 bytes with its stored flag, an alloc
+    /// in 32 with its hash too (kept: the world's table looks allocs up by
+    /// their two parts and grows without hashing them again).
     #[test]
     #[cfg(target_pointer_width = "64")]
     fn shared_parts_stay_small() {
         assert_eq!(std::mem::size_of::<super::SharedTextInner>(), 24);
-        assert_eq!(std::mem::size_of::<super::AllocSubject>(), 24);
+        assert_eq!(std::mem::size_of::<super::AllocSubject>(), 32);
     }
 
     /// Texts compare equal by `same_bytes` exactly when their bytes are
