@@ -1043,7 +1043,10 @@ impl Server {
             }
         }
 
-        let input = ClusterInput {
+        // The reconciler's input, built only for a run (a kept reconcile
+        // needs none, and copying the alloc list's `Arc`s is most of its
+        // cost).
+        let input = || ClusterInput {
             job: job.cloned(),
             job_id: eval.job_id.clone(),
             job_is_batch,
@@ -1079,8 +1082,13 @@ impl Server {
                         drawn += 1;
                         String::new()
                     };
-                    let fresh =
-                        reconcile_indexed(&input, &tainted.index, &options, &update_fn, &mut no_id);
+                    let fresh = reconcile_indexed(
+                        &input(),
+                        &tainted.index,
+                        &options,
+                        &update_fn,
+                        &mut no_id,
+                    );
                     assert_eq!(drawn, 0, "a kept reconcile draws IDs");
                     assert_eq!(
                         format!("{fresh:?}"),
@@ -1096,6 +1104,7 @@ impl Server {
                     counter += 1;
                     id
                 };
+                let input = input();
                 let result = Arc::new(reconcile_indexed(
                     &input,
                     &tainted.index,
@@ -1114,13 +1123,13 @@ impl Server {
         let reasons = match kept_reasons {
             Some(kept) => {
                 debug_assert!(
-                    kept == alloc_reasons(&result, &input.allocs),
+                    kept == alloc_reasons(&result, allocs),
                     "a kept run's reasons differ"
                 );
                 kept
             }
             None => {
-                let reasons = alloc_reasons(&result, &input.allocs);
+                let reasons = alloc_reasons(&result, allocs);
                 if memo_holds {
                     memo.keep_reasons(&eval.job_id, &reasons);
                 }
