@@ -1047,7 +1047,10 @@ impl Server {
             }
         }
 
-        let input = ClusterInput {
+        // The reconciler's input, built only for a run (a kept reconcile
+        // needs none, and copying the alloc list's `Arc`s is most of its
+        // cost).
+        let input = || ClusterInput {
             job: job.cloned(),
             job_id: eval.job_id.clone(),
             job_is_batch,
@@ -1083,8 +1086,13 @@ impl Server {
                         drawn += 1;
                         String::new()
                     };
-                    let fresh =
-                        reconcile_indexed(&input, &tainted.index, &options, &update_fn, &mut no_id);
+                    let fresh = reconcile_indexed(
+                        &input(),
+                        &tainted.index,
+                        &options,
+                        &update_fn,
+                        &mut no_id,
+                    );
                     assert_eq!(drawn, 0, "a kept reconcile draws IDs");
                     assert_eq!(
                         format!("{fresh:?}"),
@@ -1100,6 +1108,7 @@ impl Server {
                     counter += 1;
                     id
                 };
+                let input = input();
                 let result = Arc::new(reconcile_indexed(
                     &input,
                     &tainted.index,
@@ -1118,13 +1127,13 @@ impl Server {
         let reasons = match kept_reasons {
             Some(kept) => {
                 debug_assert!(
-                    kept == alloc_reasons(&mut self.texts, &result, &input.allocs),
+                    kept == alloc_reasons(&mut self.texts, &result, allocs),
                     "a kept run's reasons differ"
                 );
                 kept
             }
             None => {
-                let reasons = alloc_reasons(&mut self.texts, &result, &input.allocs);
+                let reasons = alloc_reasons(&mut self.texts, &result, allocs);
                 if memo_holds {
                     memo.keep_reasons(&eval.job_id, &reasons);
                 }
