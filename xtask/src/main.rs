@@ -194,8 +194,15 @@ use std::process::Command;
 /// per-checkpoint repacking (`pack_copied_maps`, `cold_sort::pack_map`) and
 /// its `BTreeMap` instances went; the other merges came out about even
 /// (575,612 B after the first four).
+/// Eighteenth session (simulator speed work only): 571,130 B → 574,407 B
+/// (1,446,177 raw), RAISED to 574,800 for the simulator's new fast paths
+/// (−10% of its instructions): the node-name caches by address
+/// (`NameCache`, three instances), the alloc subjects' table in
+/// `SharedTexts`, `Plan::parts_mut`, `ChunkMap::put`, the placement index's
+/// kept scores, the TTL digit table and `Time::to_rfc3339`'s fixed layout
+/// (each merge +0.2–0.9 KB; not attributed one by one).
 /// This ceiling is a ratchet against growth; lower it as size work lands.
-const WASM_GZIP_BUDGET_BYTES: u64 = 571_500;
+const WASM_GZIP_BUDGET_BYTES: u64 = 574_800;
 
 /// The gzipped tools module (`tools_bg.wasm`: import, export, the explore
 /// engine; loaded on first use and by the explore worker) may not grow past
@@ -255,7 +262,9 @@ const WASM_GZIP_BUDGET_BYTES: u64 = 571_500;
 /// other merges +0.6 KB.
 /// Seventeenth session: 557,877 B → 555,081 B (1,374,553 raw), ceiling
 /// lowered to 555,500 (the same simulator changes as the app module's).
-const TOOLS_WASM_GZIP_BUDGET_BYTES: u64 = 555_500;
+/// Eighteenth session: 555,081 B → 557,549 B (1,378,514 raw), RAISED to
+/// 558,000 with the app module's ceiling, for the same simulator work.
+const TOOLS_WASM_GZIP_BUDGET_BYTES: u64 = 558_000;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
