@@ -74,6 +74,25 @@ impl<V: Copy> NameCache<V> {
         self.slots[Self::slot(node)] = Some((node.clone(), value));
     }
 
+    /// What was put for `node`, else what `look_up` finds by its ID (then
+    /// kept for it). Debug builds check a hit against `look_up`.
+    pub(crate) fn get_or_look_up(
+        &mut self,
+        node: &NodeName,
+        look_up: impl Fn(&str) -> Option<V>,
+    ) -> Option<V>
+    where
+        V: PartialEq + fmt::Debug,
+    {
+        if let Some(value) = self.get(node) {
+            debug_assert_eq!(Some(value), look_up(node.as_str()));
+            return Some(value);
+        }
+        let value = look_up(node.as_str())?;
+        self.put(node, value);
+        Some(value)
+    }
+
     /// Forgets everything (what it held changed).
     pub(crate) fn clear(&mut self) {
         self.slots = Vec::new();
@@ -237,15 +256,10 @@ impl Clients {
     /// events carry), to change: found by the copy's address when it was
     /// met before ([`NameCache`]).
     pub fn get_mut_named(&mut self, node: &NodeName) -> Option<&mut Client> {
-        let position = match self.names.get(node) {
-            Some(position) => position,
-            None => {
-                let position = self.position(node.as_str())?;
-                self.names.put(node, position);
-                position
-            }
-        };
-        debug_assert_eq!(Some(position), self.position(node.as_str()));
+        let (table, entries) = (&self.table, &self.entries);
+        let position = self.names.get_or_look_up(node, |id| {
+            find(table, id, |at| entries.get(at).map(|(key, _)| key.as_str()))
+        })?;
         Some(&mut self.entries[position].1)
     }
 

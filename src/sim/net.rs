@@ -114,13 +114,10 @@ impl PendingCalls {
     /// ID that calls and events carry): found by the copy's address when
     /// it was met before ([`clients::NameCache`]).
     fn position_named(&mut self, node: &NodeName) -> Option<usize> {
-        if let Some(position) = self.names.get(node) {
-            debug_assert_eq!(Some(position), self.position(node.as_str()));
-            return Some(position);
-        }
-        let position = self.position(node.as_str())?;
-        self.names.put(node, position);
-        Some(position)
+        let (table, nodes) = (&self.table, &self.nodes);
+        self.names.get_or_look_up(node, |id| {
+            clients::find(table, id, |at| nodes.get(at).map(|(key, _)| key.as_str()))
+        })
     }
 
     /// The calls in flight of `node`.
@@ -299,13 +296,10 @@ impl Network {
     /// ID that events carry): found by the copy's address when it was read
     /// before ([`clients::NameCache`]).
     pub fn link_named(&mut self, node: &NodeName) -> Link {
-        if let Some(link) = self.link_names.get(node) {
-            debug_assert_eq!(link, self.link(node.as_str()));
-            return link;
-        }
-        let link = self.link(node.as_str());
-        self.link_names.put(node, link);
-        link
+        let links = &self.links;
+        self.link_names
+            .get_or_look_up(node, |id| Some(links.get(id).copied().unwrap_or_default()))
+            .unwrap_or_default()
     }
 
     /// Mutable link of `node`, created on first use (what
