@@ -27,7 +27,7 @@ use std::sync::Arc;
 const ALLOCS: u32 = 10_000;
 const NODES: u32 = 1_000;
 
-fn input() -> ClusterInput {
+fn input() -> ClusterInput<'static> {
     let now = Time::parse_rfc3339("2026-01-01T12:00:00Z").unwrap();
     let job = Job {
         id: "web".into(),
@@ -110,7 +110,7 @@ fn input() -> ClusterInput {
         }
         allocs.push(Arc::new(a));
     }
-    input.allocs = allocs;
+    input.allocs = allocs.into();
     input
 }
 
@@ -172,7 +172,7 @@ fn bench(c: &mut Criterion) {
     group.bench_function("floor: one classification pass", |b| {
         b.iter(|| {
             let mut n = 0usize;
-            for a in black_box(&input.allocs) {
+            for a in black_box(input.allocs.iter()) {
                 n += classify_alloc(a, &cx).0 as usize;
             }
             black_box(n)
@@ -211,7 +211,7 @@ fn once_floor(input: &ClusterInput) -> [usize; 8] {
     let tainted = TaintedIndex::new(&input.tainted_nodes);
     let mut counts = [0usize; 8];
     let mut group: Option<(&str, u32)> = None;
-    for a in black_box(&input.allocs) {
+    for a in black_box(input.allocs.iter()) {
         let node = tainted.get(a.node_id.as_str());
         let tainted = node.is_some() as usize;
         let count = match group {
@@ -239,7 +239,7 @@ fn once_floor(input: &ClusterInput) -> [usize; 8] {
 fn once_floor_btree(input: &ClusterInput) -> [usize; 8] {
     let job = input.job.as_ref().unwrap();
     let mut counts = [0usize; 8];
-    for a in black_box(&input.allocs) {
+    for a in black_box(input.allocs.iter()) {
         let node = input.tainted_nodes.get(a.node_id.as_str());
         let tainted = node.is_some() as usize;
         let count = job

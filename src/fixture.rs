@@ -190,7 +190,7 @@ fn default_priority() -> i64 {
 
 impl ClusterFixtureInput {
     /// The reconciler input this fixture describes.
-    pub fn to_cluster_input(&self) -> ClusterInput {
+    pub fn to_cluster_input(&self) -> ClusterInput<'static> {
         let mut allocs = self.allocs.clone();
         embed_jobs(&mut allocs, self.job.as_ref());
         ClusterInput {
@@ -198,7 +198,8 @@ impl ClusterFixtureInput {
                 .job_id
                 .clone()
                 .or_else(|| self.job.as_ref().map(|j| j.id.clone()))
-                .unwrap_or_default(),
+                .unwrap_or_default()
+                .into(),
             job_is_batch: self.batch.unwrap_or_else(|| {
                 self.job
                     .as_ref()
@@ -209,7 +210,7 @@ impl ClusterFixtureInput {
             deployment_paused: self.deployment_paused,
             deployment_failed: self.deployment_failed,
             allocs: allocs.into_iter().map(Arc::new).collect(),
-            eval_id: self.eval_id.clone(),
+            eval_id: self.eval_id.clone().into(),
             eval_priority: self.eval_priority,
             tainted_nodes: Arc::new(self.tainted_nodes.clone()),
             now: self.now,

@@ -151,7 +151,7 @@ fn now() -> Time {
 }
 
 struct Built {
-    input: ClusterInput,
+    input: ClusterInput<'static>,
     update_fn: usize,
     deployment_old: Option<Deployment>,
 }
@@ -377,7 +377,7 @@ fn build(s: &Scenario) -> Built {
         .is_some_and(|d| d.status == DeploymentStatus::Failed);
     input.deployment = deployment_current;
     input.allocs = current.into_iter().chain(old).map(Arc::new).collect();
-    input.eval_id = format!("eval-{}", next());
+    input.eval_id = format!("eval-{}", next()).into();
     input.tainted_nodes = Arc::new(nodes.into_iter().map(|n| (n.id.clone(), Some(n))).collect());
     Built {
         input,
@@ -422,7 +422,7 @@ fn collect_expected(input: &ClusterInput) -> BTreeMap<String, Counts> {
         c.expect_count = tg.count as u64;
         c.max_canaries = tg.update.as_ref().map_or(0, |u| u.canary as u64);
     }
-    for a in &input.allocs {
+    for a in input.allocs.iter() {
         let c = per.entry(a.task_group.clone()).or_default();
         c.exist_total += 1;
         if !a.client_terminal_status() {

@@ -43,6 +43,7 @@ use crate::model::{
     Node, TaskGroup, Time,
 };
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use table::{PosSet, Table, union_list};
@@ -97,12 +98,12 @@ pub fn generic_update_fn(alloc: &Allocation, job: &Job, group: &TaskGroup) -> Up
 
 /// Everything the reconciler reads (Nomad's `ReconcilerState` and `ClusterState`).
 #[derive(Debug, Clone, Default)]
-pub struct ClusterInput {
+pub struct ClusterInput<'a> {
     /// The job; `None` = purged. Shared: the simulator hands over the
     /// stored job instead of a copy per eval.
     pub job: Option<Arc<Job>>,
     /// The job ID (needed when `job` is `None`).
-    pub job_id: String,
+    pub job_id: Cow<'a, str>,
     /// `JobIsBatch`.
     pub job_is_batch: bool,
     /// `DeploymentCurrent`.
@@ -111,10 +112,12 @@ pub struct ClusterInput {
     pub deployment_paused: bool,
     /// `DeploymentFailed` (recomputed when a current deployment remains).
     pub deployment_failed: bool,
-    /// `ExistingAllocs`, each with its embedded job.
-    pub allocs: Vec<Arc<Allocation>>,
+    /// `ExistingAllocs`, each with its embedded job. Borrowed where the
+    /// caller keeps the list (the simulator lends the state's list of the
+    /// job instead of a copy of its `Arc`s per run).
+    pub allocs: Cow<'a, [Arc<Allocation>]>,
     /// The evaluation's ID.
-    pub eval_id: String,
+    pub eval_id: Cow<'a, str>,
     /// The evaluation's priority.
     pub eval_priority: i64,
     /// Tainted nodes; `None` = garbage-collected. Shared: the simulator
@@ -125,11 +128,15 @@ pub struct ClusterInput {
     pub now: Time,
 }
 
-impl ClusterInput {
+impl ClusterInput<'_> {
     /// An input for `job` at `now`, with no allocs, deployment or taint.
     pub fn new(job: Option<Job>, now: Time) -> Self {
         ClusterInput {
-            job_id: job.as_ref().map(|j| j.id.clone()).unwrap_or_default(),
+            job_id: job
+                .as_ref()
+                .map(|j| j.id.clone())
+                .unwrap_or_default()
+                .into(),
             job_is_batch: job.as_ref().is_some_and(|j| j.job_type == JobType::Batch),
             job: job.map(Arc::new),
             eval_priority: 50,
@@ -565,7 +572,7 @@ pub fn reconcile_indexed(
 }
 
 struct Reconciler<'a, 'b> {
-    input: &'a ClusterInput,
+    input: &'a ClusterInput<'a>,
     /// The input's time and eval ID: every read other than a copy of the
     /// time into an update goes through it (see [`EvalClock`]).
     clock: &'a EvalClock<'a>,

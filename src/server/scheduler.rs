@@ -1048,17 +1048,16 @@ impl Server {
         }
 
         // The reconciler's input, built only for a run (a kept reconcile
-        // needs none, and copying the alloc list's `Arc`s is most of its
-        // cost).
+        // needs none); it borrows the job's alloc list and the eval's IDs.
         let input = || ClusterInput {
             job: job.cloned(),
-            job_id: eval.job_id.clone(),
+            job_id: Cow::Borrowed(&eval.job_id),
             job_is_batch,
             deployment: deployment.clone(),
             deployment_paused: false,
             deployment_failed: false,
-            allocs: allocs.to_vec(),
-            eval_id: eval.id.clone(),
+            allocs: Cow::Borrowed(allocs),
+            eval_id: Cow::Borrowed(&eval.id),
             eval_priority: eval.priority,
             tainted_nodes: Arc::clone(&tainted.map),
             now: now_time,

@@ -409,7 +409,7 @@ mod tests {
 
     /// A job of two allocs: one running, one unknown since `t0` (lost
     /// after 5 min) on a disconnected node.
-    fn input(now: Time, eval: &str) -> ClusterInput {
+    fn input(now: Time, eval: &str) -> ClusterInput<'static> {
         let job = Job {
             id: "web".into(),
             job_type: JobType::Service,
@@ -453,8 +453,8 @@ mod tests {
         let mut input = ClusterInput::new(None, now);
         input.job = Some(job);
         input.job_id = "web".into();
-        input.eval_id = eval.into();
-        input.allocs = vec![Arc::new(running), Arc::new(unknown)];
+        input.eval_id = eval.to_string().into();
+        input.allocs = vec![Arc::new(running), Arc::new(unknown)].into();
         input.tainted_nodes = Arc::new(tainted);
         input
     }
@@ -481,7 +481,7 @@ mod tests {
             .validity
             .expect("the run reads the time only by thresholds");
         assert_eq!(validity.until, t0().add(Duration::from_mins(5)));
-        let allocs = input(t0(), "e1").allocs;
+        let allocs = input(t0(), "e1").allocs.into_owned();
         assert!(first.holds_for(&allocs, t0().add(Duration::from_mins(4)), "e2"));
         assert!(!first.holds_for(&allocs, t0().add(Duration::from_mins(5)), "e2"));
         assert!(!first.holds_for(&allocs, t0().add(minute), "e-follow"));
@@ -525,7 +525,7 @@ mod tests {
 
         // An alloc written again (a new `Arc`, even if equal) is a change.
         let mut written = again.clone();
-        written.allocs[0] = Arc::new((*written.allocs[0]).clone());
+        written.allocs.to_mut()[0] = Arc::new((*written.allocs[0]).clone());
         assert!(memo.get(&Probe::of(&written), &reads(&equal)).is_none());
 
         // So is the unknown alloc's node coming back.
@@ -586,7 +586,7 @@ mod tests {
 
         // A changed alloc: no run, so no attempt; the new run replaces both.
         let mut written = again.clone();
-        written.allocs[0] = Arc::new((*written.allocs[0]).clone());
+        written.allocs.to_mut()[0] = Arc::new((*written.allocs[0]).clone());
         assert!(memo.get(&Probe::of(&written), &reads(&table)).is_none());
         assert!(memo.put(
             &Probe::of(&written),
