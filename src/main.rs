@@ -14,7 +14,7 @@
 // plan entries): mimalloc runs it markedly faster than glibc's malloc (see
 // the README's simulator figures). The benches use the same allocator.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: playground_alloc::Mimalloc = playground_alloc::Mimalloc;
 
 use nomad_playground::fixture::{Fixture, FixtureInput, parse_fixture};
 use nomad_playground::reconciler::node::{NodeDecision, explain_fixture};

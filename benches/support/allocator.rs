@@ -4,4 +4,4 @@
 //! history holds with its own counting allocator instead.
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: playground_alloc::Mimalloc = playground_alloc::Mimalloc;
