@@ -15,7 +15,8 @@
 //! multiples of the word), so a layout aligned to 8 or less needs no more
 //! than the plain entry points (`mi_malloc`, `mi_zalloc`, `mi_realloc`),
 //! which refill a size class's free list like any `malloc`; only larger
-//! alignments go through the aligned ones.
+//! alignments go through the aligned ones. The build is mimalloc 2 (see
+//! `Cargo.toml` for the measurement).
 
 #![no_std]
 
