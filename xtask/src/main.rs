@@ -201,6 +201,8 @@ use std::process::Command;
 /// `SharedTexts`, `Plan::parts_mut`, `ChunkMap::put`, the placement index's
 /// kept scores, the TTL digit table and `Time::to_rfc3339`'s fixed layout
 /// (each merge +0.2–0.9 KB; not attributed one by one).
+/// Nineteenth session: 574,650 B (1,446,336 raw; the reconciler input's
+/// borrowed fields, +243 B), under the ceiling, which stays.
 /// This ceiling is a ratchet against growth; lower it as size work lands.
 const WASM_GZIP_BUDGET_BYTES: u64 = 574_800;
 
@@ -264,6 +266,7 @@ const WASM_GZIP_BUDGET_BYTES: u64 = 574_800;
 /// lowered to 555,500 (the same simulator changes as the app module's).
 /// Eighteenth session: 555,081 B → 557,549 B (1,378,514 raw), RAISED to
 /// 558,000 with the app module's ceiling, for the same simulator work.
+/// Nineteenth session: 557,724 B (1,378,723 raw, +175 B), under it.
 const TOOLS_WASM_GZIP_BUDGET_BYTES: u64 = 558_000;
 
 const USAGE: &str = "usage: cargo xtask <command>
