@@ -210,6 +210,7 @@ impl ClusterFixtureInput {
             deployment_paused: self.deployment_paused,
             deployment_failed: self.deployment_failed,
             allocs: allocs.into_iter().map(Arc::new).collect(),
+            keys: &[],
             eval_id: self.eval_id.clone().into(),
             eval_priority: self.eval_priority,
             tainted_nodes: Arc::new(self.tainted_nodes.clone()),

@@ -23,6 +23,7 @@ pub mod scheduler;
 
 use crate::model::{Allocation, Deployment, Evaluation, Job, Node, Time};
 use crate::profile::Rules;
+use crate::reconciler::filters::AllocKey;
 use crate::scenario::format::{AgentSettings, JobSpec};
 use crate::sim::chunk_map::{ChunkMap, ChunkVec, SortKey, compare_text};
 use crate::sim::net::CallId;
@@ -236,11 +237,21 @@ impl ServerState {
 /// [`ServerState::allocs_by_job`]), sorted by alloc ID: the alloc's own ID
 /// is the key, so a list holds one pointer per alloc, and the scheduler's
 /// copy of a job's allocs is a copy of the list. It reads like the map
-/// from alloc ID to alloc it stands for, and serializes as one.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// from alloc ID to alloc it stands for, and serializes as one. Beside
+/// the list it keeps each alloc's [`AllocKey`], which the scheduler lends
+/// the reconciler with the list (derived: not serialized or compared).
+#[derive(Debug, Clone, Default)]
 pub struct AllocIndex {
     /// The allocs, sorted by ID, IDs unique.
     allocs: Vec<Arc<Allocation>>,
+    /// Per alloc, in the same order: its key.
+    keys: Vec<AllocKey>,
+}
+
+impl PartialEq for AllocIndex {
+    fn eq(&self, other: &Self) -> bool {
+        self.allocs == other.allocs
+    }
 }
 
 impl AllocIndex {
@@ -269,6 +280,18 @@ impl AllocIndex {
         &self.allocs
     }
 
+    /// The index of `allocs`, sorted by ID, IDs unique.
+    pub(crate) fn of_sorted(allocs: Vec<Arc<Allocation>>) -> Self {
+        debug_assert!(allocs.windows(2).all(|w| w[0].id < w[1].id));
+        let keys = allocs.iter().map(|a| AllocKey::of(a)).collect();
+        AllocIndex { allocs, keys }
+    }
+
+    /// The allocs' keys, in the order of [`AllocIndex::as_slice`].
+    pub fn keys(&self) -> &[AllocKey] {
+        &self.keys
+    }
+
     /// Where `id` is, or would go (IDs compared by their first eight
     /// bytes as numbers first: generated IDs mostly differ there).
     fn position(&self, id: &str) -> Result<usize, usize> {
@@ -279,15 +302,23 @@ impl AllocIndex {
 
     /// Writes `alloc` (insert or replace).
     fn put(&mut self, alloc: &Arc<Allocation>) {
+        let key = AllocKey::of(alloc);
         match self.position(&alloc.id) {
-            Ok(index) => self.allocs[index] = Arc::clone(alloc),
-            Err(index) => self.allocs.insert(index, Arc::clone(alloc)),
+            Ok(index) => {
+                self.allocs[index] = Arc::clone(alloc);
+                self.keys[index] = key;
+            }
+            Err(index) => {
+                self.allocs.insert(index, Arc::clone(alloc));
+                self.keys.insert(index, key);
+            }
         }
     }
 
     /// Removes the alloc with ID `id`.
     fn remove(&mut self, id: &str) -> Option<Arc<Allocation>> {
         let index = self.position(id).ok()?;
+        self.keys.remove(index);
         Some(self.allocs.remove(index))
     }
 }
@@ -976,6 +1007,40 @@ impl Server {
 #[cfg(test)]
 mod tests {
     use super::id_from;
+
+    /// The keys follow the allocs through inserts, replacements and
+    /// removals, and a deserialized index has them too; equality looks at
+    /// the allocs only (a key holds its job's address).
+    #[test]
+    fn alloc_index_keys_follow_their_allocs() {
+        use super::{AllocIndex, AllocKey, Allocation, Arc};
+        let alloc = |id: &str, node: &str, status: crate::model::ClientStatus| {
+            Arc::new(Allocation {
+                id: id.to_string(),
+                node_id: node.to_string(),
+                task_group: "web".to_string(),
+                client_status: status,
+                ..Allocation::default()
+            })
+        };
+        let running = crate::model::ClientStatus::Running;
+        let mut index = AllocIndex::default();
+        for (id, node) in [("c", "n1"), ("a", "n2"), ("b", "n1")] {
+            index.put(&alloc(id, node, running.clone()));
+        }
+        index.put(&alloc("a", "n3", crate::model::ClientStatus::Failed));
+        index.remove("b");
+        let want = |index: &AllocIndex| -> Vec<AllocKey> {
+            index.values().map(|a| AllocKey::of(a)).collect()
+        };
+        assert_eq!(index.len(), 2);
+        assert_eq!(index.keys(), want(&index));
+        assert_ne!(index.keys()[0], AllocKey::of(&alloc("a", "n2", running)));
+        let json = serde_json::to_string(&index).expect("serializes");
+        let back: AllocIndex = serde_json::from_str(&json).expect("deserializes");
+        assert_eq!(back.keys(), want(&back));
+        assert_eq!(back, index);
+    }
 
     #[test]
     fn push_decimal_writes_what_display_writes() {

@@ -29,8 +29,8 @@ mod table;
 
 use super::alloc_set::{AllocNameIndex, AllocSet, name_index};
 use super::filters::{
-    self, BATCHED_FAILED_ALLOC_WINDOW, EvalClock, FilterContext, RescheduleContext, TaintedIndex,
-    Validity,
+    self, AllocKey, BATCHED_FAILED_ALLOC_WINDOW, EvalClock, FilterContext, RescheduleContext,
+    TaintedIndex, Validity,
 };
 use super::picker::{Pick, Picker};
 use super::reasons::{AllocCategory, ClassifyRule, Decision, Decisions, StopReason};
@@ -116,6 +116,9 @@ pub struct ClusterInput<'a> {
     /// caller keeps the list (the simulator lends the state's list of the
     /// job instead of a copy of its `Arc`s per run).
     pub allocs: Cow<'a, [Arc<Allocation>]>,
+    /// The allocs' keys ([`AllocKey::of`] of each, in the same order) where
+    /// the caller keeps them beside its list; empty: the run makes them.
+    pub keys: &'a [AllocKey],
     /// The evaluation's ID.
     pub eval_id: Cow<'a, str>,
     /// The evaluation's priority.
@@ -527,7 +530,7 @@ pub fn reconcile_indexed(
     };
     // One pass over the allocs; the rest of the run works on the table.
     let same_job = input.job.as_ref().filter(|_| options.same_job_ignored);
-    let (table, firsts) = Table::build(&input.allocs, tainted, &cx, same_job);
+    let (table, firsts) = Table::build(&input.allocs, input.keys, tainted, &cx, same_job);
     // With one row per ID, the plain allocs' records are written here, all
     // at once (see `Reconciler::compute_group`).
     let explain = if table.has_duplicates() {

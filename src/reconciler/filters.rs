@@ -10,7 +10,7 @@ use super::rules::{
     DisconnectingReplacement, ReconcilerRules, ReconnectMarker, UnknownOnUntaintedNode,
 };
 use crate::model::{
-    Allocation, ClientStatus, Deployment, DesiredStatus, JobType, Node, NodeStatus, Time,
+    Allocation, ClientStatus, Deployment, DesiredStatus, Job, JobType, Node, NodeStatus, Time,
 };
 use crate::model::{Duration, ReconcileStrategy};
 use std::cell::Cell;
@@ -293,10 +293,16 @@ impl TaintedIndex {
     /// The entry of node `id`, if it is tainted.
     #[inline(always)]
     pub fn get(&self, id: &str) -> Option<TaintedNode<'_>> {
+        self.get_keyed(id_prefix(id), id)
+    }
+
+    /// [`TaintedIndex::get`] with the ID's prefix ([`id_prefix`]) known:
+    /// `id` itself is read only when a tainted node has that prefix.
+    #[inline(always)]
+    pub fn get_keyed(&self, p: u128, id: &str) -> Option<TaintedNode<'_>> {
         if self.slots.is_empty() {
             return None;
         }
-        let p = id_prefix(id);
         let mask = self.slots.len() - 1;
         let mut h = (prefix_hash(p) >> self.shift) as usize;
         loop {
@@ -386,21 +392,111 @@ pub(crate) fn id_prefix(s: &str) -> u128 {
 }
 
 /// Whether [`classify_alloc_on`] is sure to answer untainted by
-/// [`ClassifyRule::NodeFine`], read from a few fields: a plainly running
+/// [`ClassifyRule::NodeFine`], read from the alloc's key: a plainly running
 /// alloc without a migrate transition on a node that is not tainted, which
 /// has no alloc states to mark it as reconnecting (under the task event
 /// marker this answers false: that marker reads the task states).
 #[inline]
 pub(crate) fn plainly_fine(
-    alloc: &Allocation,
+    key: &AllocKey,
     tainted: Option<TaintedNode<'_>>,
     cx: &FilterContext<'_>,
 ) -> bool {
     tainted.is_none()
-        && plainly_running(alloc)
-        && !alloc.desired_transition.should_migrate()
-        && alloc.alloc_states.is_empty()
+        && key.has(AllocKey::PLAIN)
         && cx.rules.reconnect_marker != ReconnectMarker::TaskEvent
+}
+
+/// What the cluster reconciler's first pass reads of an alloc, in one
+/// record of 64 bytes: the prefixes ([`id_prefix`]) of its ID, node ID and
+/// task group, its group name's length, its embedded job's address and a
+/// few status facts. A caller that keeps a list of allocs can keep their
+/// keys beside it (the simulator's per-job alloc lists do) and lend both
+/// ([`ClusterInput::keys`](super::cluster::ClusterInput::keys)): the pass
+/// then reads an alloc itself only where its key does not settle a rule,
+/// instead of reading every alloc and three of its strings, each a cache
+/// miss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AllocKey {
+    id: u128,
+    node: u128,
+    group: u128,
+    /// The address of the embedded job (0: none), only compared: while the
+    /// key sits beside its alloc, the alloc keeps that job alive.
+    job: usize,
+    group_len: u32,
+    flags: u8,
+}
+
+impl AllocKey {
+    /// Plainly running ([`plainly_running`]), no migrate transition, no
+    /// alloc states: [`plainly_fine`] on a node that is not tainted.
+    const PLAIN: u8 = 1;
+    /// Stopped by the server while the client reports it running or
+    /// pending (see [`AllocKey::stopped_but_live`]).
+    const STOPPED_BUT_LIVE: u8 = 2;
+
+    /// The key of `alloc`.
+    pub fn of(alloc: &Allocation) -> AllocKey {
+        let plain = plainly_running(alloc)
+            && !alloc.desired_transition.should_migrate()
+            && alloc.alloc_states.is_empty();
+        let stopped_but_live = alloc.server_terminal_status()
+            && matches!(
+                alloc.client_status,
+                ClientStatus::Running | ClientStatus::Pending
+            );
+        AllocKey {
+            id: id_prefix(&alloc.id),
+            node: id_prefix(&alloc.node_id),
+            group: id_prefix(&alloc.task_group),
+            job: alloc.job.as_ref().map_or(0, |job| Arc::as_ptr(job).addr()),
+            group_len: u32::try_from(alloc.task_group.len()).unwrap_or(u32::MAX),
+            flags: if plain { AllocKey::PLAIN } else { 0 }
+                | if stopped_but_live {
+                    AllocKey::STOPPED_BUT_LIVE
+                } else {
+                    0
+                },
+        }
+    }
+
+    #[inline]
+    fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+
+    /// The prefix of the alloc's ID.
+    #[inline]
+    pub fn id_prefix(&self) -> u128 {
+        self.id
+    }
+
+    /// The prefix of the alloc's node ID.
+    #[inline]
+    pub fn node_prefix(&self) -> u128 {
+        self.node
+    }
+
+    /// The task group name as (length, prefix): names of up to 16 bytes are
+    /// equal when these are.
+    #[inline]
+    pub(crate) fn group(&self) -> (u32, u128) {
+        (self.group_len, self.group)
+    }
+
+    /// Whether the alloc embeds `job` itself (the same `Arc`).
+    #[inline]
+    pub fn embeds(&self, job: &Arc<Job>) -> bool {
+        self.job == Arc::as_ptr(job).addr()
+    }
+
+    /// Server-terminal while the client reports it running or pending
+    /// (what `updateNonTerminalAllocsToLost` asks before the node).
+    #[inline]
+    pub fn stopped_but_live(&self) -> bool {
+        self.has(AllocKey::STOPPED_BUT_LIVE)
+    }
 }
 
 /// [`classify_alloc`] with the alloc's entry in the tainted nodes already

@@ -968,6 +968,7 @@ impl Server {
         // The job's alloc list, shared: copied only for a new run.
         let list = self.state.allocs_by_job.get(&eval.job_id).cloned();
         let allocs = list.as_deref().map_or(&[][..], super::AllocIndex::as_slice);
+        let keys = list.as_deref().map_or(&[][..], super::AllocIndex::keys);
         let tainted = self.cluster_tainted_nodes(allocs);
         // The update function below ignores the allocs of the job itself.
         let options = ReconcileOptions {
@@ -1024,20 +1025,15 @@ impl Server {
 
         // updateNonTerminalAllocsToLost: server-stopped allocs still running
         // on a down or collected node are lost. (The alloc's own fields are
-        // checked before its node is looked up: few allocs need the lookup.)
-        for alloc in allocs {
+        // checked, through its key, before its node is looked up: few
+        // allocs need the lookup.)
+        for (alloc, key) in allocs.iter().zip(keys) {
             let down = || match tainted.map.get(&alloc.node_id) {
                 Some(None) => true,
                 Some(Some(node)) => node.status == NodeStatus::Down,
                 None => false,
             };
-            if alloc.server_terminal_status()
-                && matches!(
-                    alloc.client_status,
-                    ClientStatus::Running | ClientStatus::Pending
-                )
-                && down()
-            {
+            if key.stopped_but_live() && down() {
                 plan.stop(
                     alloc,
                     "alloc is lost since its node is down",
@@ -1057,6 +1053,7 @@ impl Server {
             deployment_paused: false,
             deployment_failed: false,
             allocs: Cow::Borrowed(allocs),
+            keys,
             eval_id: Cow::Borrowed(&eval.id),
             eval_priority: eval.priority,
             tainted_nodes: Arc::clone(&tainted.map),

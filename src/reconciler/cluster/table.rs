@@ -12,7 +12,8 @@
 
 use super::super::alloc_set::{AllocSet, name_index};
 use super::super::filters::{
-    FilterContext, TaintedIndex, classify_alloc_on, id_prefix, plainly_fine, plainly_running, quiet,
+    AllocKey, FilterContext, TaintedIndex, classify_alloc_on, id_prefix, plainly_fine,
+    plainly_running, quiet,
 };
 use super::super::reasons::{AllocCategory, ClassifyRule};
 use crate::model::{Allocation, ClientStatus, Job};
@@ -149,21 +150,25 @@ impl<'a> Table<'a> {
     /// some ID is held by more than one row, per distinct ID (reason record
     /// slot) the input position of its first alloc (else empty: a record
     /// is a row, see [`Table::into_order`]).
+    /// `keys` are the allocs' keys when the caller keeps them (empty: made
+    /// here); an alloc is read only where its key leaves a rule open.
     /// `nodes` is the table of `cx.tainted_nodes`. With a `job`, the table
     /// also lists the allocs that embed another job ([`Table::asked`]).
     pub fn build(
         input: &'a [Arc<Allocation>],
+        keys: &[AllocKey],
         nodes: &TaintedIndex,
         cx: &FilterContext<'_>,
         job: Option<&Arc<Job>>,
     ) -> (Table<'a>, Vec<u32>) {
         let n = input.len();
+        debug_assert!(keys.is_empty() || keys.len() == n, "keys for other allocs");
         let mut group_names: Vec<&'a str> = Vec::new();
         let mut facts_in: Vec<Facts> = Vec::with_capacity(n);
         let mut group = usize::MAX;
         // The current group's name as (length, prefix): names of up to 16
         // bytes are equal when these are (no call to compare them).
-        let mut group_key = (usize::MAX, 0u128);
+        let mut group_key = (u32::MAX, 0u128);
         // Input positions of the server-terminal and of the odd allocs,
         // ascending.
         let mut server_terminal_at: Vec<u32> = Vec::new();
@@ -172,19 +177,27 @@ impl<'a> Table<'a> {
         // Whether the ID prefixes rise strictly (then the input is in ID
         // order, one alloc per ID), and the last prefix.
         let (mut rising, mut last_prefix) = (true, 0u128);
-        // The one pass over the allocs: each is read here and, after this,
-        // only where a rule needs more than its facts.
-        for a in input {
-            let prefix = id_prefix(&a.id);
+        // The one pass over the allocs: each key is read here, and its
+        // alloc only where the key leaves a rule open; after this, allocs
+        // are read only where a rule needs more than their facts.
+        for (i, a) in input.iter().enumerate() {
+            let key = match keys.get(i) {
+                Some(key) => {
+                    debug_assert_eq!(*key, AllocKey::of(a), "a lent key is not its alloc's");
+                    *key
+                }
+                None => AllocKey::of(a),
+            };
+            let prefix = key.id_prefix();
             rising &= facts_in.is_empty() | (last_prefix < prefix);
             last_prefix = prefix;
-            let tg = a.task_group.as_str();
-            let same_group = if tg.len() <= 16 {
-                group_key == (tg.len(), id_prefix(tg))
+            let same_group = if key.group().0 <= 16 {
+                group_key == key.group()
             } else {
-                group_names.get(group) == Some(&tg)
+                group_names.get(group) == Some(&a.task_group.as_str())
             };
             if !same_group {
+                let tg = a.task_group.as_str();
                 group = match group_names.iter().position(|g| *g == tg) {
                     Some(g) => g,
                     None => {
@@ -192,16 +205,19 @@ impl<'a> Table<'a> {
                         group_names.len() - 1
                     }
                 };
-                group_key = (tg.len(), id_prefix(tg));
+                group_key = key.group();
             }
-            let other_job =
-                job.is_some_and(|job| !a.job.as_ref().is_some_and(|own| Arc::ptr_eq(own, job)));
+            let other_job = job.is_some_and(|job| !key.embeds(job));
+            debug_assert_eq!(
+                other_job,
+                job.is_some_and(|job| !a.job.as_ref().is_some_and(|own| Arc::ptr_eq(own, job)))
+            );
             if other_job {
                 push_sized(&mut asked_at, facts_in.len(), n);
             }
             let other_job = if other_job { Facts::OTHER_JOB } else { 0 };
-            let node = nodes.get(&a.node_id);
-            let facts = if plainly_fine(a, node, cx) {
+            let node = nodes.get_keyed(key.node_prefix(), &a.node_id);
+            let facts = if plainly_fine(&key, node, cx) {
                 // The common alloc, without the rules' walk.
                 debug_assert_eq!(
                     classify_alloc_on(a, node, cx),
@@ -1224,16 +1240,20 @@ mod tests {
             clock: &crate::reconciler::filters::EvalClock::new(crate::model::Time::ZERO, ""),
             rules: &rules,
         };
-        let (t, firsts) = Table::build(&input, &TaintedIndex::new(&nodes), &cx, None);
-        assert_eq!(firsts.len(), 6, "one record per distinct ID");
-        assert_eq!(t.slots(), 6);
-        for id in ids.iter().rev().chain(ids.iter()) {
-            let rows = t.rows_of(id);
-            let want = ids.iter().filter(|x| *x == id).count();
-            assert_eq!(rows.len(), want, "{id}");
-            assert!(rows.clone().all(|k| t.alloc(k as u32).id == *id), "{id}");
+        // Keys made by the pass, and lent.
+        let lent: Vec<AllocKey> = input.iter().map(|a| AllocKey::of(a)).collect();
+        for keys in [&[][..], &lent] {
+            let (t, firsts) = Table::build(&input, keys, &TaintedIndex::new(&nodes), &cx, None);
+            assert_eq!(firsts.len(), 6, "one record per distinct ID");
+            assert_eq!(t.slots(), 6);
+            for id in ids.iter().rev().chain(ids.iter()) {
+                let rows = t.rows_of(id);
+                let want = ids.iter().filter(|x| *x == id).count();
+                assert_eq!(rows.len(), want, "{id}");
+                assert!(rows.clone().all(|k| t.alloc(k as u32).id == *id), "{id}");
+            }
+            assert!(t.rows_of("zz").is_empty());
+            assert!(t.rows_of("0").is_empty());
         }
-        assert!(t.rows_of("zz").is_empty());
-        assert!(t.rows_of("0").is_empty());
     }
 }

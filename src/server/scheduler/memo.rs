@@ -240,7 +240,12 @@ impl Entry {
             };
             let changed = &changes[i].1;
             if !changed.is_empty() && self.node_prefixes.len() != input.allocs.len() {
-                self.node_prefixes = input.allocs.iter().map(|a| id_prefix(&a.node_id)).collect();
+                // From the keys of the state's list when there is one (its
+                // allocs are the input's).
+                self.node_prefixes = match reads.allocs {
+                    Some(list) => list.keys().iter().map(|k| k.node_prefix()).collect(),
+                    None => input.allocs.iter().map(|a| id_prefix(&a.node_id)).collect(),
+                };
             }
             let same = changed.iter().all(|c| !self.node_prefixes.contains(c));
             if same {
@@ -333,9 +338,7 @@ impl ReconcileMemo {
             specs: reads.specs(),
             allocs: match reads.allocs {
                 Some(list) => Arc::clone(list),
-                None => Arc::new(AllocIndex {
-                    allocs: input.allocs.to_vec(),
-                }),
+                None => Arc::new(AllocIndex::of_sorted(input.allocs.to_vec())),
             },
             tainted: self.table(reads.tainted),
             node_prefixes: Vec::new(),
