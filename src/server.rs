@@ -23,9 +23,9 @@ pub mod scheduler;
 
 use crate::model::{Allocation, Deployment, Evaluation, Job, Node, Time};
 use crate::profile::Rules;
-use crate::reconciler::filters::AllocKey;
+use crate::reconciler::filters::{AllocKey, id_prefix};
 use crate::scenario::format::{AgentSettings, JobSpec};
-use crate::sim::chunk_map::{ChunkMap, ChunkVec, SortKey, compare_text};
+use crate::sim::chunk_map::{ChunkMap, ChunkVec};
 use crate::sim::net::CallId;
 use crate::sim::queue::Tick;
 use crate::sim::rng::Rng;
@@ -36,6 +36,7 @@ use broker::Broker;
 use node_table::NodeTable;
 use rpc::{Reply, Rpc};
 use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -292,18 +293,35 @@ impl AllocIndex {
         &self.keys
     }
 
-    /// Where `id` is, or would go (IDs compared by their first eight
-    /// bytes as numbers first: generated IDs mostly differ there).
+    /// Where `id` is, or would go.
     fn position(&self, id: &str) -> Result<usize, usize> {
-        let prefix = id.prefix();
-        self.allocs
-            .binary_search_by(|alloc| compare_text(&alloc.id, prefix, id))
+        self.position_keyed(id_prefix(id), id)
+    }
+
+    /// Where `id`, whose prefix ([`id_prefix`]) is `prefix`, is or would
+    /// go: a search over the keys' ID prefixes, which order as the IDs do
+    /// up to ties (read from the keys, one array, not from the allocs);
+    /// only the allocs whose prefix ties with it have their IDs read.
+    fn position_keyed(&self, prefix: u128, id: &str) -> Result<usize, usize> {
+        let mut at = self.keys.partition_point(|key| key.id_prefix() < prefix);
+        while self
+            .keys
+            .get(at)
+            .is_some_and(|key| key.id_prefix() == prefix)
+        {
+            match self.allocs[at].id.as_str().cmp(id) {
+                Ordering::Less => at += 1,
+                Ordering::Equal => return Ok(at),
+                Ordering::Greater => break,
+            }
+        }
+        Err(at)
     }
 
     /// Writes `alloc` (insert or replace).
     fn put(&mut self, alloc: &Arc<Allocation>) {
         let key = AllocKey::of(alloc);
-        match self.position(&alloc.id) {
+        match self.position_keyed(key.id_prefix(), &alloc.id) {
             Ok(index) => {
                 self.allocs[index] = Arc::clone(alloc);
                 self.keys[index] = key;
