@@ -48,27 +48,6 @@ impl Seconds {
     }
 }
 
-/// `000` to `999`, three bytes each, as text checked when the program is
-/// built: [`push_seconds`] copies a time's milliseconds (and its seconds
-/// below 1,000) out of it without writing or checking digits.
-const TRIPLES: &str = {
-    const BYTES: [u8; 3000] = {
-        let mut bytes = [0u8; 3000];
-        let mut n = 0;
-        while n < 1000 {
-            bytes[3 * n] = b'0' + (n / 100) as u8;
-            bytes[3 * n + 1] = b'0' + (n / 10 % 10) as u8;
-            bytes[3 * n + 2] = b'0' + (n % 10) as u8;
-            n += 1;
-        }
-        bytes
-    };
-    match std::str::from_utf8(&BYTES) {
-        Ok(text) => text,
-        Err(_) => panic!("ASCII digits"),
-    }
-};
-
 /// How long the text of `ticks` ([`Seconds::of`]'s) is, in bytes.
 pub fn seconds_len(ticks: Tick) -> usize {
     let mut secs = ticks / TICKS_PER_SEC;
@@ -80,28 +59,31 @@ pub fn seconds_len(ticks: Tick) -> usize {
     digits + ".000".len()
 }
 
-/// Appends the text of `ticks` ([`Seconds::of`]'s) to `out`: pieces of
-/// [`TRIPLES`] for times below 1,000 s (every heartbeat's TTL, which its
-/// call's and reply's details write), else [`Seconds::of`]'s text.
+/// Appends the text of `ticks` ([`Seconds::of`]'s) to `out`: for times
+/// below 1,000 s (every heartbeat's TTL, which its call's and reply's
+/// details write) digit by digit, else [`Seconds::of`]'s text.
 pub fn push_seconds(out: &mut String, ticks: Tick) {
     let secs = ticks / TICKS_PER_SEC;
-    let millis = (ticks % TICKS_PER_SEC) as usize;
-    let secs = match usize::try_from(secs) {
+    let millis = (ticks % TICKS_PER_SEC) as u32;
+    let secs = match u32::try_from(secs) {
         Ok(secs) if secs < 1000 => secs,
         _ => {
             out.push_str(Seconds::of(ticks).as_str());
             return;
         }
     };
-    // The triple of the seconds, without its leading zeros.
-    let skip = match secs {
-        0..10 => 2,
-        10..100 => 1,
-        _ => 0,
-    };
-    out.push_str(&TRIPLES[3 * secs + skip..3 * secs + 3]);
+    let digit = |n: u32| char::from(b'0' + (n % 10) as u8);
+    if secs >= 100 {
+        out.push(digit(secs / 100));
+    }
+    if secs >= 10 {
+        out.push(digit(secs / 10));
+    }
+    out.push(digit(secs));
     out.push('.');
-    out.push_str(&TRIPLES[3 * millis..3 * millis + 3]);
+    out.push(digit(millis / 100));
+    out.push(digit(millis / 10));
+    out.push(digit(millis));
 }
 
 /// Writes `n`'s decimal digits at the end of `buf` (which must hold them:
