@@ -23,7 +23,7 @@ pub mod scheduler;
 
 use crate::model::{Allocation, Deployment, Evaluation, Job, Node, Time};
 use crate::profile::Rules;
-use crate::reconciler::filters::{AllocKey, id_prefix};
+use crate::reconciler::filters::{AllocKey, KeyFacts, id_prefix};
 use crate::scenario::format::{AgentSettings, JobSpec};
 use crate::sim::chunk_map::{ChunkMap, ChunkVec};
 use crate::sim::net::CallId;

@@ -293,16 +293,18 @@ impl TaintedIndex {
     /// The entry of node `id`, if it is tainted.
     #[inline(always)]
     pub fn get(&self, id: &str) -> Option<TaintedNode<'_>> {
-        self.get_keyed(id_prefix(id), id)
+        self.get_keyed(|| id_prefix(id), id)
     }
 
-    /// [`TaintedIndex::get`] with the ID's prefix ([`id_prefix`]) known:
-    /// `id` itself is read only when a tainted node has that prefix.
+    /// [`TaintedIndex::get`] with the ID's prefix ([`id_prefix`]) given by
+    /// `prefix` (asked only when some node is tainted): `id` itself is read
+    /// only when a tainted node has that prefix.
     #[inline(always)]
-    pub fn get_keyed(&self, p: u128, id: &str) -> Option<TaintedNode<'_>> {
+    pub fn get_keyed(&self, prefix: impl FnOnce() -> u128, id: &str) -> Option<TaintedNode<'_>> {
         if self.slots.is_empty() {
             return None;
         }
+        let p = prefix();
         let mask = self.slots.len() - 1;
         let mut h = (prefix_hash(p) >> self.shift) as usize;
         loop {
@@ -398,13 +400,78 @@ pub(crate) fn id_prefix(s: &str) -> u128 {
 /// marker this answers false: that marker reads the task states).
 #[inline]
 pub(crate) fn plainly_fine(
-    key: &AllocKey,
+    key: &impl KeyFacts,
     tainted: Option<TaintedNode<'_>>,
     cx: &FilterContext<'_>,
 ) -> bool {
-    tainted.is_none()
-        && key.has(AllocKey::PLAIN)
-        && cx.rules.reconnect_marker != ReconnectMarker::TaskEvent
+    tainted.is_none() && key.plain() && cx.rules.reconnect_marker != ReconnectMarker::TaskEvent
+}
+
+/// What the reconciler's first pass asks of an alloc's key: read from a
+/// lent [`AllocKey`], or worked out from the alloc itself, each answer only
+/// when asked, where no key was lent.
+pub(crate) trait KeyFacts {
+    /// The prefix of the alloc's ID.
+    fn id_prefix(&self) -> u128;
+    /// The prefix of the alloc's node ID.
+    fn node_prefix(&self) -> u128;
+    /// The task group name as (length, prefix): names of up to 16 bytes
+    /// are equal when these are.
+    fn group(&self) -> (u32, u128);
+    /// Whether the alloc embeds `job` itself (the same `Arc`).
+    fn embeds(&self, job: &Arc<Job>) -> bool;
+    /// Plainly running ([`plainly_running`]), no migrate transition, no
+    /// alloc states: [`plainly_fine`] on a node that is not tainted.
+    fn plain(&self) -> bool;
+}
+
+impl KeyFacts for Allocation {
+    #[inline]
+    fn id_prefix(&self) -> u128 {
+        id_prefix(&self.id)
+    }
+    #[inline]
+    fn node_prefix(&self) -> u128 {
+        id_prefix(&self.node_id)
+    }
+    #[inline]
+    fn group(&self) -> (u32, u128) {
+        let len = u32::try_from(self.task_group.len()).unwrap_or(u32::MAX);
+        (len, id_prefix(&self.task_group))
+    }
+    #[inline]
+    fn embeds(&self, job: &Arc<Job>) -> bool {
+        self.job.as_ref().is_some_and(|own| Arc::ptr_eq(own, job))
+    }
+    #[inline]
+    fn plain(&self) -> bool {
+        plainly_running(self)
+            && !self.desired_transition.should_migrate()
+            && self.alloc_states.is_empty()
+    }
+}
+
+impl KeyFacts for AllocKey {
+    #[inline]
+    fn id_prefix(&self) -> u128 {
+        self.id
+    }
+    #[inline]
+    fn node_prefix(&self) -> u128 {
+        self.node
+    }
+    #[inline]
+    fn group(&self) -> (u32, u128) {
+        (self.group_len, self.group)
+    }
+    #[inline]
+    fn embeds(&self, job: &Arc<Job>) -> bool {
+        self.job == Arc::as_ptr(job).addr()
+    }
+    #[inline]
+    fn plain(&self) -> bool {
+        self.has(AllocKey::PLAIN)
+    }
 }
 
 /// What the cluster reconciler's first pass reads of an alloc, in one
@@ -429,8 +496,7 @@ pub struct AllocKey {
 }
 
 impl AllocKey {
-    /// Plainly running ([`plainly_running`]), no migrate transition, no
-    /// alloc states: [`plainly_fine`] on a node that is not tainted.
+    /// See [`KeyFacts::plain`].
     const PLAIN: u8 = 1;
     /// Stopped by the server while the client reports it running or
     /// pending (see [`AllocKey::stopped_but_live`]).
@@ -438,57 +504,27 @@ impl AllocKey {
 
     /// The key of `alloc`.
     pub fn of(alloc: &Allocation) -> AllocKey {
-        let plain = plainly_running(alloc)
-            && !alloc.desired_transition.should_migrate()
-            && alloc.alloc_states.is_empty();
+        let (group_len, group) = alloc.group();
         let stopped_but_live = alloc.server_terminal_status()
             && matches!(
                 alloc.client_status,
                 ClientStatus::Running | ClientStatus::Pending
             );
+        let flag = |yes: bool, flag: u8| if yes { flag } else { 0 };
         AllocKey {
-            id: id_prefix(&alloc.id),
-            node: id_prefix(&alloc.node_id),
-            group: id_prefix(&alloc.task_group),
+            id: alloc.id_prefix(),
+            node: alloc.node_prefix(),
+            group,
             job: alloc.job.as_ref().map_or(0, |job| Arc::as_ptr(job).addr()),
-            group_len: u32::try_from(alloc.task_group.len()).unwrap_or(u32::MAX),
-            flags: if plain { AllocKey::PLAIN } else { 0 }
-                | if stopped_but_live {
-                    AllocKey::STOPPED_BUT_LIVE
-                } else {
-                    0
-                },
+            group_len,
+            flags: flag(alloc.plain(), AllocKey::PLAIN)
+                | flag(stopped_but_live, AllocKey::STOPPED_BUT_LIVE),
         }
     }
 
     #[inline]
     fn has(&self, flag: u8) -> bool {
         self.flags & flag != 0
-    }
-
-    /// The prefix of the alloc's ID.
-    #[inline]
-    pub fn id_prefix(&self) -> u128 {
-        self.id
-    }
-
-    /// The prefix of the alloc's node ID.
-    #[inline]
-    pub fn node_prefix(&self) -> u128 {
-        self.node
-    }
-
-    /// The task group name as (length, prefix): names of up to 16 bytes are
-    /// equal when these are.
-    #[inline]
-    pub(crate) fn group(&self) -> (u32, u128) {
-        (self.group_len, self.group)
-    }
-
-    /// Whether the alloc embeds `job` itself (the same `Arc`).
-    #[inline]
-    pub fn embeds(&self, job: &Arc<Job>) -> bool {
-        self.job == Arc::as_ptr(job).addr()
     }
 
     /// Server-terminal while the client reports it running or pending

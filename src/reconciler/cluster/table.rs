@@ -12,7 +12,7 @@
 
 use super::super::alloc_set::{AllocSet, name_index};
 use super::super::filters::{
-    AllocKey, FilterContext, TaintedIndex, classify_alloc_on, id_prefix, plainly_fine,
+    AllocKey, FilterContext, KeyFacts, TaintedIndex, classify_alloc_on, id_prefix, plainly_fine,
     plainly_running, quiet,
 };
 use super::super::reasons::{AllocCategory, ClassifyRule};
@@ -163,101 +163,34 @@ impl<'a> Table<'a> {
     ) -> (Table<'a>, Vec<u32>) {
         let n = input.len();
         debug_assert!(keys.is_empty() || keys.len() == n, "keys for other allocs");
-        let mut group_names: Vec<&'a str> = Vec::new();
-        let mut facts_in: Vec<Facts> = Vec::with_capacity(n);
-        let mut group = usize::MAX;
-        // The current group's name as (length, prefix): names of up to 16
-        // bytes are equal when these are (no call to compare them).
-        let mut group_key = (u32::MAX, 0u128);
-        // Input positions of the server-terminal and of the odd allocs,
-        // ascending.
-        let mut server_terminal_at: Vec<u32> = Vec::new();
-        let mut odd_at: Vec<u32> = Vec::new();
-        let mut asked_at: Vec<u32> = Vec::new();
-        // Whether the ID prefixes rise strictly (then the input is in ID
-        // order, one alloc per ID), and the last prefix.
-        let (mut rising, mut last_prefix) = (true, 0u128);
-        // The one pass over the allocs: each key is read here, and its
-        // alloc only where the key leaves a rule open; after this, allocs
-        // are read only where a rule needs more than their facts.
-        for (i, a) in input.iter().enumerate() {
-            let key = match keys.get(i) {
-                Some(key) => {
-                    debug_assert_eq!(*key, AllocKey::of(a), "a lent key is not its alloc's");
-                    *key
-                }
-                None => AllocKey::of(a),
-            };
-            let prefix = key.id_prefix();
-            rising &= facts_in.is_empty() | (last_prefix < prefix);
-            last_prefix = prefix;
-            let same_group = if key.group().0 <= 16 {
-                group_key == key.group()
-            } else {
-                group_names.get(group) == Some(&a.task_group.as_str())
-            };
-            if !same_group {
-                let tg = a.task_group.as_str();
-                group = match group_names.iter().position(|g| *g == tg) {
-                    Some(g) => g,
-                    None => {
-                        group_names.push(tg);
-                        group_names.len() - 1
-                    }
-                };
-                group_key = key.group();
-            }
-            let other_job = job.is_some_and(|job| !key.embeds(job));
-            debug_assert_eq!(
-                other_job,
-                job.is_some_and(|job| !a.job.as_ref().is_some_and(|own| Arc::ptr_eq(own, job)))
-            );
-            if other_job {
-                push_sized(&mut asked_at, facts_in.len(), n);
-            }
-            let other_job = if other_job { Facts::OTHER_JOB } else { 0 };
-            let node = nodes.get_keyed(key.node_prefix(), &a.node_id);
-            let facts = if plainly_fine(&key, node, cx) {
-                // The common alloc, without the rules' walk.
-                debug_assert_eq!(
-                    classify_alloc_on(a, node, cx),
-                    (AllocCategory::Untainted, ClassifyRule::NodeFine)
-                );
-                Facts {
-                    prefix,
-                    cat: AllocCategory::Untainted,
-                    rule: ClassifyRule::NodeFine,
-                    flags: Facts::PLAINLY_RUNNING | Facts::QUIET | Facts::PLAIN | other_job,
-                    group: group as u32,
-                }
-            } else {
-                let (cat, rule) = classify_alloc_on(a, node, cx);
-                let server_terminal = a.server_terminal_status();
-                if server_terminal {
-                    push_sized(&mut server_terminal_at, facts_in.len(), n);
-                }
-                let plainly_running = plainly_running(a);
-                let plain = plainly_running && rule == ClassifyRule::NodeFine;
-                if !plain {
-                    push_sized(&mut odd_at, facts_in.len(), n);
-                }
-                let flag = |yes: bool, flag: u8| if yes { flag } else { 0 };
-                Facts {
-                    prefix,
-                    cat,
-                    rule,
-                    flags: flag(server_terminal, Facts::SERVER_TERMINAL)
-                        | flag(a.terminal_status(), Facts::TERMINAL)
-                        | flag(a.client_status == ClientStatus::Unknown, Facts::UNKNOWN)
-                        | flag(plainly_running, Facts::PLAINLY_RUNNING)
-                        | flag(plainly_running || quiet(a), Facts::QUIET)
-                        | flag(plain, Facts::PLAIN)
-                        | other_job,
-                    group: group as u32,
-                }
-            };
-            facts_in.push(facts);
-        }
+        // The keys lent, else each alloc's own answers (worked out only
+        // where asked).
+        let pass = if keys.is_empty() {
+            first_pass(input, |i| &*input[i], nodes, cx, job)
+        } else {
+            first_pass(
+                input,
+                |i| {
+                    debug_assert_eq!(
+                        keys[i],
+                        AllocKey::of(&input[i]),
+                        "a lent key is not its alloc's"
+                    );
+                    &keys[i]
+                },
+                nodes,
+                cx,
+                job,
+            )
+        };
+        let FirstPass {
+            group_names,
+            facts: facts_in,
+            server_terminal_at,
+            odd_at,
+            asked_at,
+            rising,
+        } = pass;
         let (order, rising) = if rising {
             (Vec::new(), true)
         } else {
@@ -500,6 +433,133 @@ impl<'a> Table<'a> {
     pub fn slot_of(&self, id: &str) -> Option<usize> {
         let rows = self.rows_of(id);
         (!rows.is_empty()).then(|| self.slot(rows.start as u32))
+    }
+}
+
+/// What [`Table::build`]'s one pass over the allocs gathers (positions are
+/// input positions).
+struct FirstPass<'a> {
+    /// The task group names, in the order first met.
+    group_names: Vec<&'a str>,
+    /// Per input alloc, its facts.
+    facts: Vec<Facts>,
+    /// The server-terminal allocs, ascending.
+    server_terminal_at: Vec<u32>,
+    /// The allocs that are not plain, ascending.
+    odd_at: Vec<u32>,
+    /// The allocs that embed another job than the given one, ascending.
+    asked_at: Vec<u32>,
+    /// Whether the ID prefixes rise strictly.
+    rising: bool,
+}
+
+/// [`Table::build`]'s pass over `input`, reading each alloc's key through
+/// `key_of` (a lent [`AllocKey`], or the alloc itself).
+#[inline]
+fn first_pass<'a, 'k, K: KeyFacts + 'k>(
+    input: &'a [Arc<Allocation>],
+    key_of: impl Fn(usize) -> &'k K,
+    nodes: &TaintedIndex,
+    cx: &FilterContext<'_>,
+    job: Option<&Arc<Job>>,
+) -> FirstPass<'a> {
+    let n = input.len();
+    let mut group_names: Vec<&'a str> = Vec::new();
+    let mut facts_in: Vec<Facts> = Vec::with_capacity(n);
+    let mut group = usize::MAX;
+    // The current group's name as (length, prefix): names of up to 16
+    // bytes are equal when these are (no call to compare them).
+    let mut group_key = (u32::MAX, 0u128);
+    // Input positions of the server-terminal and of the odd allocs,
+    // ascending.
+    let mut server_terminal_at: Vec<u32> = Vec::new();
+    let mut odd_at: Vec<u32> = Vec::new();
+    let mut asked_at: Vec<u32> = Vec::new();
+    // Whether the ID prefixes rise strictly (then the input is in ID
+    // order, one alloc per ID), and the last prefix.
+    let (mut rising, mut last_prefix) = (true, 0u128);
+    // The one pass over the allocs: each key is read here, and its
+    // alloc only where the key leaves a rule open; after this, allocs
+    // are read only where a rule needs more than their facts.
+    for (i, a) in input.iter().enumerate() {
+        let key = key_of(i);
+        let prefix = key.id_prefix();
+        rising &= facts_in.is_empty() | (last_prefix < prefix);
+        last_prefix = prefix;
+        let same_group = if key.group().0 <= 16 {
+            group_key == key.group()
+        } else {
+            group_names.get(group) == Some(&a.task_group.as_str())
+        };
+        if !same_group {
+            let tg = a.task_group.as_str();
+            group = match group_names.iter().position(|g| *g == tg) {
+                Some(g) => g,
+                None => {
+                    group_names.push(tg);
+                    group_names.len() - 1
+                }
+            };
+            group_key = key.group();
+        }
+        let other_job = job.is_some_and(|job| !key.embeds(job));
+        debug_assert_eq!(
+            other_job,
+            job.is_some_and(|job| !a.job.as_ref().is_some_and(|own| Arc::ptr_eq(own, job)))
+        );
+        if other_job {
+            push_sized(&mut asked_at, facts_in.len(), n);
+        }
+        let other_job = if other_job { Facts::OTHER_JOB } else { 0 };
+        let node = nodes.get_keyed(|| key.node_prefix(), &a.node_id);
+        let facts = if plainly_fine(key, node, cx) {
+            // The common alloc, without the rules' walk.
+            debug_assert_eq!(
+                classify_alloc_on(a, node, cx),
+                (AllocCategory::Untainted, ClassifyRule::NodeFine)
+            );
+            Facts {
+                prefix,
+                cat: AllocCategory::Untainted,
+                rule: ClassifyRule::NodeFine,
+                flags: Facts::PLAINLY_RUNNING | Facts::QUIET | Facts::PLAIN | other_job,
+                group: group as u32,
+            }
+        } else {
+            let (cat, rule) = classify_alloc_on(a, node, cx);
+            let server_terminal = a.server_terminal_status();
+            if server_terminal {
+                push_sized(&mut server_terminal_at, facts_in.len(), n);
+            }
+            let plainly_running = plainly_running(a);
+            let plain = plainly_running && rule == ClassifyRule::NodeFine;
+            if !plain {
+                push_sized(&mut odd_at, facts_in.len(), n);
+            }
+            let flag = |yes: bool, flag: u8| if yes { flag } else { 0 };
+            Facts {
+                prefix,
+                cat,
+                rule,
+                flags: flag(server_terminal, Facts::SERVER_TERMINAL)
+                    | flag(a.terminal_status(), Facts::TERMINAL)
+                    | flag(a.client_status == ClientStatus::Unknown, Facts::UNKNOWN)
+                    | flag(plainly_running, Facts::PLAINLY_RUNNING)
+                    | flag(plainly_running || quiet(a), Facts::QUIET)
+                    | flag(plain, Facts::PLAIN)
+                    | other_job,
+                group: group as u32,
+            }
+        };
+        facts_in.push(facts);
+    }
+    FirstPass {
+        group_names,
+        facts: facts_in,
+        server_terminal_at,
+        odd_at,
+        asked_at,
+        rising,
     }
 }
 

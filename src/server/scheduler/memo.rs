@@ -22,7 +22,7 @@
 use super::KeptAttempt;
 use crate::model::{Allocation, Deployment, Job, Time};
 use crate::reconciler::cluster::{ClusterInput, ReconcileOptions, ReconcileResult};
-use crate::reconciler::filters::{TaintedIndex, id_prefix};
+use crate::reconciler::filters::{KeyFacts, TaintedIndex, id_prefix};
 use crate::scenario::format::JobSpec;
 use crate::server::AllocIndex;
 use crate::sim::trace::AllocReasons;
