@@ -4,7 +4,7 @@
 //! allocator (heap bytes allocated and not yet freed), not by the resident
 //! set. Fails if the session holds more than [`BUDGET`]. Also prints what
 //! one copy of each part of the world would cost (the bytes a clone
-//! allocates: parts shared through `Arc` cost only their pointers).
+//! allocates: parts shared through `Rc` cost only their pointers).
 //!
 //! Run with `cargo bench --bench history_memory`.
 
@@ -17,7 +17,7 @@ use nomad_playground::sim::trace::{TraceEntry, TraceEvent};
 use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 use std::alloc::System;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
@@ -459,15 +459,15 @@ fn main() {
         }
         // What each checkpoint holds that the later ones do not share, and
         // then what the live world holds alone (the history dropped first).
-        let checkpoints: Vec<(usize, Arc<Sim>)> = session
+        let checkpoints: Vec<(usize, Rc<Sim>)> = session
             .checkpoints()
-            .map(|(step, sim)| (step, Arc::clone(sim)))
+            .map(|(step, sim)| (step, Rc::clone(sim)))
             .collect();
         let live = session.sim().clone();
         drop(session);
         println!("  owned by each checkpoint (not shared with later ones or the live world):");
         for (step, checkpoint) in checkpoints {
-            match Arc::try_unwrap(checkpoint) {
+            match Rc::try_unwrap(checkpoint) {
                 Ok(sim) => print_owned_parts(&format!("  step {step:>4}"), sim),
                 Err(_) => println!("    step {step}: still shared"),
             }

@@ -22,7 +22,7 @@ use nomad_playground::reconciler::filters::{
 };
 use nomad_playground::reconciler::rules::ReconcilerRules;
 use std::hint::black_box;
-use std::sync::Arc;
+use std::rc::Rc;
 
 const ALLOCS: u32 = 10_000;
 const NODES: u32 = 1_000;
@@ -53,13 +53,13 @@ fn input() -> ClusterInput<'static> {
         }],
         ..Default::default()
     };
-    let job_arc = Arc::new(job.clone());
+    let job_arc = Rc::new(job.clone());
     let mut input = ClusterInput::new(Some(job), now);
     input.eval_id = "eval-bench".into();
     // Nodes 0..100 (10%) are disconnected; nodes 100..150 (5%) came back.
     for n in 0..NODES / 10 {
         let id = format!("node-{n:04}");
-        Arc::make_mut(&mut input.tainted_nodes).insert(
+        Rc::make_mut(&mut input.tainted_nodes).insert(
             id.clone(),
             Some(Node {
                 id,
@@ -77,7 +77,7 @@ fn input() -> ClusterInput<'static> {
             name: format!("web.web[{i}]"),
             node_id: format!("node-{node:04}"),
             job_id: "web".into(),
-            job: Some(Arc::clone(&job_arc)),
+            job: Some(Rc::clone(&job_arc)),
             task_group: "web".into(),
             client_status: ClientStatus::Running,
             desired_status: DesiredStatus::Run,
@@ -106,9 +106,9 @@ fn input() -> ClusterInput<'static> {
                 ..r
             };
             a.next_allocation = r.id.clone();
-            allocs.push(Arc::new(r));
+            allocs.push(Rc::new(r));
         }
-        allocs.push(Arc::new(a));
+        allocs.push(Rc::new(a));
     }
     input.allocs = allocs.into();
     input

@@ -21,7 +21,7 @@ use crate::sim::trace::short;
 use runner::{AllocRunner, PrevWatch, RunnerAlloc, WatchState};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// `allocSyncIntv`: how often queued alloc updates are sent.
 pub const ALLOC_SYNC_INTERVAL: Tick = 200;
@@ -154,7 +154,7 @@ pub struct ChrootEntry {
 pub struct Client {
     /// The node it registers (never changed: shared between history
     /// checkpoints).
-    pub record: Arc<NodeRecord>,
+    pub record: Rc<NodeRecord>,
     /// Runs its loops by itself.
     pub auto: bool,
     /// How long alloc runners stay pending.
@@ -171,7 +171,7 @@ pub struct Client {
     pub next_heartbeat: Option<Tick>,
     /// Alloc runners by alloc ID (shared between history checkpoints
     /// until written).
-    pub runners: Arc<BTreeMap<String, AllocRunner>>,
+    pub runners: Rc<BTreeMap<String, AllocRunner>>,
     /// Updates waiting for `Node.UpdateAlloc`, by alloc ID.
     pub pending_updates: BTreeMap<String, AllocUpdate>,
     /// A `Node.UpdateAlloc` is in flight.
@@ -184,7 +184,7 @@ pub struct Client {
     pub generations: [u64; 4],
     /// The chroot the client builds for tasks (never changed: shared
     /// between history checkpoints).
-    pub chroot: Arc<Vec<ChrootEntry>>,
+    pub chroot: Rc<Vec<ChrootEntry>>,
 }
 
 /// What [`Client::kick_waiters`] changes in one runner.
@@ -208,9 +208,9 @@ impl Client {
         rules: Rules,
         registered: bool,
     ) -> Client {
-        let chroot = Arc::new(chroot_entries(&record.agent, rules.chroot_skip_alloc_dir));
+        let chroot = Rc::new(chroot_entries(&record.agent, rules.chroot_skip_alloc_dir));
         Client {
-            record: Arc::new(record),
+            record: Rc::new(record),
             auto,
             task_start,
             rules,
@@ -218,7 +218,7 @@ impl Client {
             ttl: 0,
             last_heartbeat_ok: if registered { Some(0) } else { None },
             next_heartbeat: None,
-            runners: Arc::new(BTreeMap::new()),
+            runners: Rc::new(BTreeMap::new()),
             pending_updates: BTreeMap::new(),
             update_in_flight: false,
             watch_in_flight: false,
@@ -594,7 +594,7 @@ impl Client {
             .map(|(id, _)| id.clone())
             .collect();
         for alloc in due {
-            if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&alloc) {
+            if let Some(runner) = Rc::make_mut(&mut self.runners).get_mut(&alloc) {
                 runner.finish(
                     tick_time(now),
                     ClientStatus::Complete,
@@ -625,7 +625,7 @@ impl Client {
                 if let Some(statuses) = statuses {
                     for (alloc, status) in statuses {
                         let mut healthy_at = None;
-                        if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&alloc) {
+                        if let Some(runner) = Rc::make_mut(&mut self.runners).get_mut(&alloc) {
                             let started = status == ClientStatus::Running
                                 && runner.client_status != ClientStatus::Running;
                             runner.set_status(tick_time(now), status);
@@ -641,7 +641,7 @@ impl Client {
                 self.send_updates(out);
             }
             UserAction::TaskFail(alloc, task) => {
-                if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&alloc) {
+                if let Some(runner) = Rc::make_mut(&mut self.runners).get_mut(&alloc) {
                     runner.task_done(tick_time(now), task.as_deref(), true);
                     out.push(ClientEffect::Trace(runner_line(
                         &runner.alloc.name,
@@ -654,7 +654,7 @@ impl Client {
                 self.kick_waiters(now, out);
             }
             UserAction::TaskComplete(alloc, task) => {
-                if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&alloc) {
+                if let Some(runner) = Rc::make_mut(&mut self.runners).get_mut(&alloc) {
                     runner.task_done(tick_time(now), task.as_deref(), false);
                     out.push(ClientEffect::Trace(runner_line(
                         &runner.alloc.name,
@@ -667,7 +667,7 @@ impl Client {
                 self.kick_waiters(now, out);
             }
             UserAction::TaskRestart(alloc, task) => {
-                if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&alloc) {
+                if let Some(runner) = Rc::make_mut(&mut self.runners).get_mut(&alloc) {
                     runner.restart(tick_time(now), task.as_deref());
                     out.push(ClientEffect::Trace(runner_line(
                         &runner.alloc.name,
@@ -683,7 +683,7 @@ impl Client {
     }
 
     /// `runAllocs`: add, update and remove alloc runners from a pull.
-    fn run_allocs(&mut self, now: Tick, allocs: Vec<Arc<Allocation>>, out: &mut Vec<ClientEffect>) {
+    fn run_allocs(&mut self, now: Tick, allocs: Vec<Rc<Allocation>>, out: &mut Vec<ClientEffect>) {
         let now_time = tick_time(now);
         let mut listed: Vec<&str> = allocs.iter().map(|alloc| alloc.id.as_str()).collect();
         // Sorted already when the server's node index listed them.
@@ -696,7 +696,7 @@ impl Client {
             .cloned()
             .collect();
         for id in gone {
-            if let Some(runner) = Arc::make_mut(&mut self.runners).remove(&id) {
+            if let Some(runner) = Rc::make_mut(&mut self.runners).remove(&id) {
                 out.push(ClientEffect::Trace(runner_line(
                     &runner.alloc.name,
                     &id,
@@ -722,7 +722,7 @@ impl Client {
                             && alloc.server_terminal_status());
                     let id = alloc.id.clone();
                     if reconnect {
-                        if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&id) {
+                        if let Some(runner) = Rc::make_mut(&mut self.runners).get_mut(&id) {
                             runner.reconnect(now_time, alloc);
                             out.push(ClientEffect::Trace(runner_line(
                                 &runner.alloc.name,
@@ -736,7 +736,7 @@ impl Client {
                     let stop = alloc.desired_status != DesiredStatus::Run;
                     let mut changed = false;
                     let mut health_times = Vec::new();
-                    if let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(&id) {
+                    if let Some(runner) = Rc::make_mut(&mut self.runners).get_mut(&id) {
                         let previous_deployment = runner.alloc.deployment_id.clone();
                         runner.alloc = RunnerAlloc::of(&alloc);
                         if !stop {
@@ -768,7 +768,7 @@ impl Client {
         }
     }
 
-    fn add_runner(&mut self, now: Tick, alloc: Arc<Allocation>, out: &mut Vec<ClientEffect>) {
+    fn add_runner(&mut self, now: Tick, alloc: Rc<Allocation>, out: &mut Vec<ClientEffect>) {
         let id = alloc.id.clone();
         let mut watches = Vec::new();
         let mut watched: Vec<String> = Vec::new();
@@ -829,7 +829,7 @@ impl Client {
             &id,
             &["runner added", &waiting],
         )));
-        Arc::make_mut(&mut self.runners).insert(id.clone(), runner);
+        Rc::make_mut(&mut self.runners).insert(id.clone(), runner);
         for watch in remote {
             out.push(ClientEffect::Send(Rpc::GetAlloc {
                 alloc_id: watch.query_id,
@@ -883,7 +883,7 @@ impl Client {
         }
         // The runners' statuses do not change below: what the pass found
         // holds while the changes are written, in the runners' order.
-        let runners = Arc::make_mut(&mut self.runners);
+        let runners = Rc::make_mut(&mut self.runners);
         for change in &mut changed {
             let Some(runner) = runners.get_mut(change.id.as_str()) else {
                 change.ready = false;
@@ -919,7 +919,7 @@ impl Client {
     }
 
     fn try_start(&mut self, now: Tick, alloc: &str, out: &mut Vec<ClientEffect>) {
-        let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(alloc) else {
+        let Some(runner) = Rc::make_mut(&mut self.runners).get_mut(alloc) else {
             return;
         };
         if runner.client_status != ClientStatus::Pending
@@ -962,7 +962,7 @@ impl Client {
         {
             return false;
         }
-        let Some(runner) = Arc::make_mut(&mut self.runners).get_mut(alloc) else {
+        let Some(runner) = Rc::make_mut(&mut self.runners).get_mut(alloc) else {
             return false;
         };
         let Some(healthy) = runner.check_health(tick_time(now)) else {
@@ -982,7 +982,7 @@ impl Client {
     fn on_remote_watch(
         &mut self,
         now: Tick,
-        alloc: Option<Arc<Allocation>>,
+        alloc: Option<Rc<Allocation>>,
         out: &mut Vec<ClientEffect>,
     ) {
         let (done, watched_id) = match &alloc {
@@ -1004,7 +1004,7 @@ impl Client {
                 .values()
                 .any(|runner| runner.watches.iter().any(watching));
             if finishes {
-                for runner in Arc::make_mut(&mut self.runners).values_mut() {
+                for runner in Rc::make_mut(&mut self.runners).values_mut() {
                     for watch in &mut runner.watches {
                         if watching(watch) {
                             watch.state = WatchState::Done;

@@ -10,7 +10,7 @@ use crate::sim::history::{Session, SessionError};
 use crate::view::{AllocView, EvalView, PlaygroundView};
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// How an entry differs between run A and run B (Nomad's job-diff markers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -360,8 +360,8 @@ fn counter(counters: &[((&str, &str), u64)], name: (&str, &str)) -> Option<u64> 
 /// same (job, trigger, node) on each side. A's evals first, in A's order,
 /// then B's that have no partner, in B's order.
 fn eval_pairs<'v>(
-    a: &'v [Arc<EvalView>],
-    b: &'v [Arc<EvalView>],
+    a: &'v [Rc<EvalView>],
+    b: &'v [Rc<EvalView>],
 ) -> Vec<(Option<&'v EvalView>, Option<&'v EvalView>)> {
     fn what(eval: &EvalView) -> (&str, &str, Option<&str>) {
         (
@@ -468,7 +468,7 @@ mod tests {
             status: status.to_string(),
             link_up: true,
             eligible: true,
-            allocs: allocs.into_iter().map(std::sync::Arc::new).collect(),
+            allocs: allocs.into_iter().map(std::rc::Rc::new).collect(),
             ..NodeView::default()
         }
     }
@@ -491,8 +491,8 @@ mod tests {
     fn view(profile: &str, nodes: Vec<NodeView>, evals: Vec<EvalView>) -> PlaygroundView {
         PlaygroundView {
             profile: profile.to_string(),
-            nodes: nodes.into_iter().map(std::sync::Arc::new).collect(),
-            evals: evals.into_iter().map(std::sync::Arc::new).collect(),
+            nodes: nodes.into_iter().map(std::rc::Rc::new).collect(),
+            evals: evals.into_iter().map(std::rc::Rc::new).collect(),
             ..PlaygroundView::default()
         }
     }

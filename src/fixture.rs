@@ -19,7 +19,7 @@ use crate::reconciler::rules::ReconcilerRules;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// Why a fixture could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -205,15 +205,15 @@ impl ClusterFixtureInput {
                     .as_ref()
                     .is_some_and(|j| j.job_type == crate::model::JobType::Batch)
             }),
-            job: self.job.clone().map(Arc::new),
+            job: self.job.clone().map(Rc::new),
             deployment: self.deployment.clone(),
             deployment_paused: self.deployment_paused,
             deployment_failed: self.deployment_failed,
-            allocs: allocs.into_iter().map(Arc::new).collect(),
+            allocs: allocs.into_iter().map(Rc::new).collect(),
             keys: &[],
             eval_id: self.eval_id.clone().into(),
             eval_priority: self.eval_priority,
-            tainted_nodes: Arc::new(self.tainted_nodes.clone()),
+            tainted_nodes: Rc::new(self.tainted_nodes.clone()),
             now: self.now,
         }
     }
@@ -256,8 +256,8 @@ impl ClusterFixtureInput {
             UpdateKind::Destructive => UpdateType::Destructive,
             UpdateKind::Inplace => {
                 let mut updated = alloc.clone();
-                updated.job = Some(Arc::new(job.clone()));
-                UpdateType::InPlace(Arc::new(updated))
+                updated.job = Some(Rc::new(job.clone()));
+                UpdateType::InPlace(Rc::new(updated))
             }
         };
         let mut n = 0u64;

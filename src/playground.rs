@@ -15,7 +15,7 @@ use crate::view::{
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// A built-in scenario: its file name (without `.json`) and its JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -308,23 +308,23 @@ fn opt(id: &str) -> Option<String> {
 }
 
 /// A node's alloc views in ID order, each with the stored alloc it was built from.
-type NodeAllocViews = Vec<(Arc<Allocation>, Arc<AllocView>)>;
+type NodeAllocViews = Vec<(Rc<Allocation>, Rc<AllocView>)>;
 
 /// What the last build made of one node: its alloc views, and its view
 /// (reused while nothing it shows changed).
 #[derive(Debug, Clone, Default)]
 struct CachedNode {
     /// The store's list of the node's allocs the views were built from.
-    store: Option<Arc<AllocIndex>>,
+    store: Option<Rc<AllocIndex>>,
     allocs: NodeAllocViews,
-    view: Option<Arc<NodeView>>,
+    view: Option<Rc<NodeView>>,
 }
 
 /// Alloc views built at the last step, by node, in ID order, each with the
 /// stored alloc it was built from: an alloc the state store has not
-/// rewritten since (the same `Arc`) keeps its view, so a step builds views
+/// rewritten since (the same `Rc`) keeps its view, so a step builds views
 /// only for the allocs it changed, and the UI sees the unchanged ones as
-/// the same `Arc` (its equality checks stop at the pointer).
+/// the same `Rc` (its equality checks stop at the pointer).
 #[derive(Debug, Clone, Default)]
 pub struct ViewCache {
     /// By node ID, in ID order (as the simulation's clients).
@@ -334,15 +334,15 @@ pub struct ViewCache {
     allocs_moved: bool,
     /// Eval views by eval ID, with the stored record they were built from
     /// (a processed or changed eval is a new record): an unchanged eval
-    /// keeps its view's `Arc`, which the UI's comparisons stop at.
-    evals: BTreeMap<String, (Arc<EvalRecord>, Arc<EvalView>)>,
+    /// keeps its view's `Rc`, which the UI's comparisons stop at.
+    evals: BTreeMap<String, (Rc<EvalRecord>, Rc<EvalView>)>,
     /// The trace lines of the last build, with the position of the first in
     /// the whole trace: a line depends only on its entry, and stepping or
     /// moving back leaves the entries before the cursor as they were.
-    trace: (usize, Vec<Arc<str>>),
+    trace: (usize, Vec<Rc<str>>),
     /// The same for the sequence diagram's events (position among the
     /// events the diagram draws).
-    sequence: (usize, Vec<Arc<SeqEventView>>),
+    sequence: (usize, Vec<Rc<SeqEventView>>),
     /// The sequence diagram's lanes of the last build that needed them.
     lanes: Option<LaneMap>,
     /// What the view needs of each step's record before the current one,
@@ -473,7 +473,7 @@ pub fn build_view_cached(session: &Session, cache: &mut ViewCache) -> Playground
     let (nodes, node_ttls) = node_views(sim, cache);
     let mut line = String::new();
     let sequence = reuse_window(&mut cache.sequence, sequence_hidden, drawn, |index| {
-        Arc::new(seq_event(tail[drawing[index - drawing_from]], &lane).unwrap_or_default())
+        Rc::new(seq_event(tail[drawing[index - drawing_from]], &lane).unwrap_or_default())
     });
     cache.lanes = lanes.into_inner().or_else(|| kept_lanes.into_inner());
     PlaygroundView {
@@ -492,10 +492,10 @@ pub fn build_view_cached(session: &Session, cache: &mut ViewCache) -> Playground
         sequence_hidden,
         sequence,
         trace: reuse_window(&mut cache.trace, trace_from, total, |index| {
-            // One buffer for all the new lines: each is then copied once, into its `Arc`.
+            // One buffer for all the new lines: each is then copied once, into its `Rc`.
             line.clear();
             tail[index - tail_from].write_line(&mut line);
-            Arc::from(line.as_str())
+            Rc::from(line.as_str())
         }),
         trace_hidden: trace_from,
         violations,
@@ -636,7 +636,7 @@ impl<K: AsRef<str>, V, I: Iterator<Item = (K, V)>> SortedWalk<I> {
 }
 
 /// The node views, and each node's heartbeat TTL (apart: it changes at every step).
-fn node_views(sim: &Sim, cache: &mut ViewCache) -> (Vec<Arc<NodeView>>, Vec<Option<u64>>) {
+fn node_views(sim: &Sim, cache: &mut ViewCache) -> (Vec<Rc<NodeView>>, Vec<Option<u64>>) {
     let state = &sim.server.state;
     // The clients, the cache and the store's maps are all in node ID order: one walk over each.
     let mut cached_nodes = SortedWalk::new(std::mem::take(&mut cache.nodes));
@@ -663,17 +663,17 @@ fn node_views(sim: &Sim, cache: &mut ViewCache) -> (Vec<Arc<NodeView>>, Vec<Opti
         // and so does the node's cached list: walk both together.
         let store = stores.get(id);
         // Most steps change no alloc of most nodes: the same list (the store copies a
-        // node's list to write it, and the cache holds it), or else the same `Arc`s in
+        // node's list to write it, and the cache holds it), or else the same `Rc`s in
         // the same order.
         let same = match (store, &cached_store) {
-            (Some(store), Some(built_from)) if Arc::ptr_eq(store, built_from) => true,
+            (Some(store), Some(built_from)) if Rc::ptr_eq(store, built_from) => true,
             _ => {
                 store.map_or(0, |a| a.len()) == cached.len()
                     && store
                         .into_iter()
                         .flat_map(|a| a.values())
                         .zip(&cached)
-                        .all(|(alloc, (built_from, _))| Arc::ptr_eq(alloc, built_from))
+                        .all(|(alloc, (built_from, _))| Rc::ptr_eq(alloc, built_from))
             }
         };
         let built = if same {
@@ -691,18 +691,18 @@ fn node_views(sim: &Sim, cache: &mut ViewCache) -> (Vec<Arc<NodeView>>, Vec<Opti
                 let view = match cached.get(next) {
                     Some((built_from, view)) if built_from.id == alloc.id => {
                         next += 1;
-                        if Arc::ptr_eq(built_from, alloc) {
-                            Arc::clone(view)
+                        if Rc::ptr_eq(built_from, alloc) {
+                            Rc::clone(view)
                         } else {
-                            Arc::new(alloc_view(alloc))
+                            Rc::new(alloc_view(alloc))
                         }
                     }
                     _ => {
                         moved = true;
-                        Arc::new(alloc_view(alloc))
+                        Rc::new(alloc_view(alloc))
                     }
                 };
-                built.push((Arc::clone(alloc), view));
+                built.push((Rc::clone(alloc), view));
             }
             moved |= next < cached.len();
             built
@@ -718,7 +718,7 @@ fn node_views(sim: &Sim, cache: &mut ViewCache) -> (Vec<Arc<NodeView>>, Vec<Opti
         });
         let draining = record.is_some_and(|r| r.node.draining());
         let name = &client.record.node.name;
-        // The last view, when nothing it shows changed (its alloc views are the same `Arc`s).
+        // The last view, when nothing it shows changed (its alloc views are the same `Rc`s).
         let unchanged = |view: &NodeView| {
             view.name == *name
                 && view.status == status
@@ -730,21 +730,21 @@ fn node_views(sim: &Sim, cache: &mut ViewCache) -> (Vec<Arc<NodeView>>, Vec<Opti
                     .allocs
                     .iter()
                     .zip(&built)
-                    .all(|(a, (_, b))| Arc::ptr_eq(a, b))
+                    .all(|(a, (_, b))| Rc::ptr_eq(a, b))
         };
         let view = match cached_view {
             Some(view) if unchanged(&view) => view,
-            _ => Arc::new(NodeView {
+            _ => Rc::new(NodeView {
                 id: id.clone(),
                 name: name.clone(),
                 status: status.to_string(),
                 link_up,
                 eligible,
                 draining,
-                allocs: built.iter().map(|(_, view)| Arc::clone(view)).collect(),
+                allocs: built.iter().map(|(_, view)| Rc::clone(view)).collect(),
             }),
         };
-        nodes.push(Arc::clone(&view));
+        nodes.push(Rc::clone(&view));
         fresh.push((
             key,
             CachedNode {
@@ -763,14 +763,14 @@ fn node_views(sim: &Sim, cache: &mut ViewCache) -> (Vec<Arc<NodeView>>, Vec<Opti
     (nodes, ttls)
 }
 
-fn eval_views(sim: &Sim, records: &[StepRecord], cache: &mut ViewCache) -> Vec<Arc<EvalView>> {
+fn eval_views(sim: &Sim, records: &[StepRecord], cache: &mut ViewCache) -> Vec<Rc<EvalView>> {
     let state = &sim.server.state;
     let mut fresh = BTreeMap::new();
     let mut views = Vec::with_capacity(state.eval_order.len());
     let mut missed = Vec::new();
     for record in state.eval_order.iter().filter_map(|id| state.evals.get(id)) {
         match cache.evals.remove_entry(&record.eval.id) {
-            Some((id, (built_from, mut view))) if Arc::ptr_eq(&built_from, record) => {
+            Some((id, (built_from, mut view))) if Rc::ptr_eq(&built_from, record) => {
                 // The decisions name the node of each alloc, which is gone
                 // once the alloc is garbage-collected (or back after a step back).
                 let node_of = |d: &DecisionView| state.allocs.get(&d.alloc_id).map(|a| &a.node_id);
@@ -779,11 +779,11 @@ fn eval_views(sim: &Sim, records: &[StepRecord], cache: &mut ViewCache) -> Vec<A
                 };
                 if cache.allocs_moved && view.decisions.iter().any(stale) {
                     // A new view (the last one may still be shown).
-                    for decision in Arc::make_mut(&mut Arc::make_mut(&mut view).decisions) {
+                    for decision in Rc::make_mut(&mut Rc::make_mut(&mut view).decisions) {
                         decision.node_id = node_of(decision).cloned().unwrap_or_default();
                     }
                 }
-                views.push(Some(Arc::clone(&view)));
+                views.push(Some(Rc::clone(&view)));
                 fresh.insert(id, (built_from, view));
             }
             _ => {
@@ -800,10 +800,10 @@ fn eval_views(sim: &Sim, records: &[StepRecord], cache: &mut ViewCache) -> Vec<A
             .collect();
         let built = build_eval_views(sim, &entries, missed.iter().map(|(_, record)| *record));
         for ((position, record), view) in missed.iter().zip(built) {
-            let view = Arc::new(view);
+            let view = Rc::new(view);
             fresh.insert(
                 record.eval.id.clone(),
-                (Arc::clone(record), Arc::clone(&view)),
+                (Rc::clone(record), Rc::clone(&view)),
             );
             views[*position] = Some(view);
         }
@@ -817,7 +817,7 @@ fn eval_views(sim: &Sim, records: &[StepRecord], cache: &mut ViewCache) -> Vec<A
 fn build_eval_views<'a>(
     sim: &Sim,
     entries: &[&TraceEntry],
-    records: impl Iterator<Item = &'a Arc<EvalRecord>>,
+    records: impl Iterator<Item = &'a Rc<EvalRecord>>,
 ) -> Vec<EvalView> {
     let state = &sim.server.state;
     // The last processing of each eval, found in one pass over the trace.
@@ -897,7 +897,7 @@ fn build_eval_views<'a>(
                         .collect::<Vec<_>>()
                         .into(),
                 ),
-                None => (Vec::new(), Arc::default()),
+                None => (Vec::new(), Rc::default()),
             };
             EvalView {
                 id: eval.id.clone(),
@@ -1239,7 +1239,7 @@ mod tests {
     /// The sequence window's first event moves in steps of
     /// [`SEQUENCE_WINDOW`] events, and the window holds at least that many
     /// (the newest) and fewer than twice as many: while its first event
-    /// stays, the events it held stay where they were, the same `Arc`s. The
+    /// stays, the events it held stay where they were, the same `Rc`s. The
     /// trace window's first line likewise, in steps of [`TRACE_WINDOW`].
     #[test]
     fn the_sequence_and_trace_windows_move_their_first_item_in_whole_windows() {
@@ -1248,8 +1248,8 @@ mod tests {
         fn check<T: ?Sized>(
             counts: &mut (usize, usize),
             window: usize,
-            (before_hidden, before): (usize, &[Arc<T>]),
-            (hidden, now): (usize, &[Arc<T>]),
+            (before_hidden, before): (usize, &[Rc<T>]),
+            (hidden, now): (usize, &[Rc<T>]),
         ) {
             assert_eq!(hidden % window, 0);
             assert!(now.len() >= window.min(hidden + now.len()));
@@ -1257,7 +1257,7 @@ mod tests {
             if hidden == before_hidden {
                 counts.1 += 1;
                 assert!(before.len() <= now.len());
-                assert!(before.iter().zip(now).all(|(a, b)| Arc::ptr_eq(a, b)));
+                assert!(before.iter().zip(now).all(|(a, b)| Rc::ptr_eq(a, b)));
             } else {
                 counts.0 += 1;
             }
@@ -1315,7 +1315,7 @@ mod tests {
 
     /// Past the windows, the view built from the summaries of earlier
     /// records and the newest records only is the view built from scratch,
-    /// and unchanged nodes and evals keep their view's `Arc` from one step
+    /// and unchanged nodes and evals keep their view's `Rc` from one step
     /// to the next.
     #[test]
     fn the_cached_view_past_the_windows_equals_a_view_built_from_scratch() {
@@ -1337,11 +1337,11 @@ mod tests {
             reused += before
                 .iter()
                 .zip(&view.nodes)
-                .filter(|(a, b)| Arc::ptr_eq(a, b))
+                .filter(|(a, b)| Rc::ptr_eq(a, b))
                 .count();
             evals_reused += evals_before
                 .iter()
-                .filter(|a| view.evals.iter().any(|b| Arc::ptr_eq(a, b)))
+                .filter(|a| view.evals.iter().any(|b| Rc::ptr_eq(a, b)))
                 .count();
         }
         let view = playground.view();

@@ -38,7 +38,7 @@ use rpc::{Reply, Rpc};
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// Unix nanoseconds of tick 0 (2026-01-01T00:00:00Z): the logical clock
 /// is shown to Nomad's types as wall time from here.
@@ -115,9 +115,9 @@ pub struct NodeRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobRecord {
     /// The current job.
-    pub job: Arc<Job>,
+    pub job: Rc<Job>,
     /// Scenario spec per job version (resources, constraints, task config).
-    pub specs: BTreeMap<u64, Arc<JobSpec>>,
+    pub specs: BTreeMap<u64, Rc<JobSpec>>,
     /// The versions that are stopped (`Stop` set): Nomad's deregister
     /// writes a stopped copy of the job as a new version.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
@@ -126,7 +126,7 @@ pub struct JobRecord {
 
 impl JobRecord {
     /// The spec of `version`, else the newest.
-    pub fn spec(&self, version: u64) -> Option<&Arc<JobSpec>> {
+    pub fn spec(&self, version: u64) -> Option<&Rc<JobSpec>> {
         self.specs
             .get(&version)
             .or_else(|| self.specs.values().next_back())
@@ -168,17 +168,17 @@ pub struct ServerState {
     /// Jobs by ID.
     pub jobs: BTreeMap<String, JobRecord>,
     /// Allocs by ID.
-    pub allocs: ChunkMap<String, Arc<Allocation>>,
-    /// Allocs by node ID, in alloc ID order (shares the `Arc`s of `allocs`;
+    pub allocs: ChunkMap<String, Rc<Allocation>>,
+    /// Allocs by node ID, in alloc ID order (shares the `Rc`s of `allocs`;
     /// each node's list is shared between history checkpoints until written,
     /// and so are the map's chunks).
-    pub allocs_by_node: ChunkMap<String, Arc<AllocIndex>>,
+    pub allocs_by_node: ChunkMap<String, Rc<AllocIndex>>,
     /// Allocs by job ID, in alloc ID order (as `allocs_by_node`).
-    pub allocs_by_job: ChunkMap<String, Arc<AllocIndex>>,
+    pub allocs_by_job: ChunkMap<String, Rc<AllocIndex>>,
     /// Alloc IDs by name, in creation order.
     pub allocs_by_name: ChunkMap<String, Vec<String>>,
     /// Evals by ID (each shared between history checkpoints until written).
-    pub evals: ChunkMap<String, Arc<EvalRecord>>,
+    pub evals: ChunkMap<String, Rc<EvalRecord>>,
     /// Eval IDs in creation order.
     pub eval_order: ChunkVec<String>,
     /// Deployments by ID.
@@ -195,7 +195,7 @@ pub struct ServerState {
     /// Live allocs per node and `job/group` (for job anti-affinity), by
     /// node slot. (Each node's map is shared between history checkpoints
     /// until written.)
-    pub group_counts: NodeTable<Arc<BTreeMap<String, u64>>>,
+    pub group_counts: NodeTable<Rc<BTreeMap<String, u64>>>,
     /// Counter for generated IDs.
     pub next_id: u64,
     /// Alloc writes and removals so far: equal counts mean the same allocs
@@ -244,7 +244,7 @@ impl ServerState {
 #[derive(Debug, Clone, Default)]
 pub struct AllocIndex {
     /// The allocs, sorted by ID, IDs unique.
-    allocs: Vec<Arc<Allocation>>,
+    allocs: Vec<Rc<Allocation>>,
     /// Per alloc, in the same order: its key.
     keys: Vec<AllocKey>,
 }
@@ -267,22 +267,22 @@ impl AllocIndex {
     }
 
     /// The alloc with ID `id`.
-    pub fn get(&self, id: &str) -> Option<&Arc<Allocation>> {
+    pub fn get(&self, id: &str) -> Option<&Rc<Allocation>> {
         self.position(id).ok().map(|index| &self.allocs[index])
     }
 
     /// The allocs in ID order.
-    pub fn values(&self) -> std::slice::Iter<'_, Arc<Allocation>> {
+    pub fn values(&self) -> std::slice::Iter<'_, Rc<Allocation>> {
         self.allocs.iter()
     }
 
     /// The allocs in ID order, as a slice.
-    pub fn as_slice(&self) -> &[Arc<Allocation>] {
+    pub fn as_slice(&self) -> &[Rc<Allocation>] {
         &self.allocs
     }
 
     /// The index of `allocs`, sorted by ID, IDs unique.
-    pub(crate) fn of_sorted(allocs: Vec<Arc<Allocation>>) -> Self {
+    pub(crate) fn of_sorted(allocs: Vec<Rc<Allocation>>) -> Self {
         debug_assert!(allocs.windows(2).all(|w| w[0].id < w[1].id));
         let keys = allocs.iter().map(|a| AllocKey::of(a)).collect();
         AllocIndex { allocs, keys }
@@ -319,22 +319,22 @@ impl AllocIndex {
     }
 
     /// Writes `alloc` (insert or replace).
-    fn put(&mut self, alloc: &Arc<Allocation>) {
+    fn put(&mut self, alloc: &Rc<Allocation>) {
         let key = AllocKey::of(alloc);
         match self.position_keyed(key.id_prefix(), &alloc.id) {
             Ok(index) => {
-                self.allocs[index] = Arc::clone(alloc);
+                self.allocs[index] = Rc::clone(alloc);
                 self.keys[index] = key;
             }
             Err(index) => {
-                self.allocs.insert(index, Arc::clone(alloc));
+                self.allocs.insert(index, Rc::clone(alloc));
                 self.keys.insert(index, key);
             }
         }
     }
 
     /// Removes the alloc with ID `id`.
-    fn remove(&mut self, id: &str) -> Option<Arc<Allocation>> {
+    fn remove(&mut self, id: &str) -> Option<Rc<Allocation>> {
         let index = self.position(id).ok()?;
         self.keys.remove(index);
         Some(self.allocs.remove(index))
@@ -349,7 +349,7 @@ impl Serialize for AllocIndex {
 
 impl<'de> Deserialize<'de> for AllocIndex {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let map = BTreeMap::<String, Arc<Allocation>>::deserialize(deserializer)?;
+        let map = BTreeMap::<String, Rc<Allocation>>::deserialize(deserializer)?;
         let mut index = AllocIndex::default();
         for alloc in map.values() {
             index.put(alloc);
@@ -640,15 +640,15 @@ pub fn group_key(job: &str, group: &str) -> String {
 
 /// Writes `alloc` into an index by node or job (`index`, under `key`),
 /// copying the key only for a new entry.
-fn index_alloc(index: &mut ChunkMap<String, Arc<AllocIndex>>, key: &str, alloc: &Arc<Allocation>) {
+fn index_alloc(index: &mut ChunkMap<String, Rc<AllocIndex>>, key: &str, alloc: &Rc<Allocation>) {
     // One lookup of the key when its list exists (it usually does).
     let Some(allocs) = index.get_mut(key) else {
         let mut allocs = AllocIndex::default();
         allocs.put(alloc);
-        index.insert(key.to_string(), Arc::new(allocs));
+        index.insert(key.to_string(), Rc::new(allocs));
         return;
     };
-    Arc::make_mut(allocs).put(alloc);
+    Rc::make_mut(allocs).put(alloc);
 }
 
 /// Whether two versions of an alloc take the same share of the same node
@@ -729,7 +729,7 @@ impl Server {
         }
         let groups = state.group_counts.entry(slot);
         let key = group_key(&alloc.job_id, &alloc.task_group);
-        let count = Arc::make_mut(groups).entry(key).or_default();
+        let count = Rc::make_mut(groups).entry(key).or_default();
         *count = if sign > 0 {
             *count + 1
         } else {
@@ -740,7 +740,7 @@ impl Server {
     /// Writes an alloc (insert or replace), keeping the indexes.
     pub fn put_alloc(&mut self, alloc: Allocation) {
         self.state.alloc_writes += 1;
-        let alloc = Arc::new(alloc);
+        let alloc = Rc::new(alloc);
         // One lookup of the ID: the write returns the version it replaces
         // (a stored alloc's entry takes the new version, its ID is copied
         // only for a new alloc's key or where a history checkpoint shares
@@ -748,7 +748,7 @@ impl Server {
         let old = self
             .state
             .allocs
-            .put(&alloc.id, Arc::clone(&alloc), || alloc.id.clone());
+            .put(&alloc.id, Rc::clone(&alloc), || alloc.id.clone());
         match &old {
             // Most writes keep the alloc's share of its node (a client
             // status, a mark, an index): taking it away and adding it back
@@ -779,7 +779,7 @@ impl Server {
 
     /// Removes finished allocs from the state store.
     pub fn gc(&mut self, out: &mut Vec<ServerEffect>) {
-        let doomed: Vec<Arc<Allocation>> = self
+        let doomed: Vec<Rc<Allocation>> = self
             .state
             .allocs
             .values()
@@ -798,10 +798,10 @@ impl Server {
             self.account(&alloc, -1);
             self.state.allocs.remove(&alloc.id);
             if let Some(allocs) = self.state.allocs_by_node.get_mut(&alloc.node_id) {
-                Arc::make_mut(allocs).remove(&alloc.id);
+                Rc::make_mut(allocs).remove(&alloc.id);
             }
             if let Some(allocs) = self.state.allocs_by_job.get_mut(&alloc.job_id) {
-                Arc::make_mut(allocs).remove(&alloc.id);
+                Rc::make_mut(allocs).remove(&alloc.id);
             }
             out.push(ServerEffect::Trace(TraceEvent::alloc_changed(
                 &mut self.texts,
@@ -816,7 +816,7 @@ impl Server {
     }
 
     /// The allocs on a node.
-    pub fn node_allocs(&self, node: &str) -> Vec<Arc<Allocation>> {
+    pub fn node_allocs(&self, node: &str) -> Vec<Rc<Allocation>> {
         self.state
             .allocs_by_node
             .get(node)
@@ -825,7 +825,7 @@ impl Server {
     }
 
     /// The allocs of a job.
-    pub fn job_allocs(&self, job: &str) -> Vec<Arc<Allocation>> {
+    pub fn job_allocs(&self, job: &str) -> Vec<Rc<Allocation>> {
         self.state
             .allocs_by_job
             .get(job)
@@ -921,14 +921,14 @@ impl Server {
         ))));
         // The stored record, read below through a second handle (its ID
         // and job are not copied for the broker).
-        let record = Arc::new(EvalRecord {
+        let record = Rc::new(EvalRecord {
             eval,
             created_tick: now,
             wait_until,
             seq,
             outcome: None,
         });
-        let kept = Arc::clone(&record);
+        let kept = Rc::clone(&record);
         let eval = &kept.eval;
         self.state.evals.insert(eval.id.clone(), record);
         self.state.eval_order.push(eval.id.clone());
@@ -988,7 +988,7 @@ impl Server {
         // The broker holds stored evals only, each under its own job,
         // priority and seq.
         if let Some(record) = self.state.evals.get_mut(id) {
-            let record = Arc::make_mut(record);
+            let record = Rc::make_mut(record);
             record.eval.status = crate::model::EvalStatus::Canceled;
             record.eval.status_description = reason.to_string();
             record.eval.modify_index = index;
@@ -1031,9 +1031,9 @@ mod tests {
     /// the allocs only (a key holds its job's address).
     #[test]
     fn alloc_index_keys_follow_their_allocs() {
-        use super::{AllocIndex, AllocKey, Allocation, Arc};
+        use super::{AllocIndex, AllocKey, Allocation, Rc};
         let alloc = |id: &str, node: &str, status: crate::model::ClientStatus| {
-            Arc::new(Allocation {
+            Rc::new(Allocation {
                 id: id.to_string(),
                 node_id: node.to_string(),
                 task_group: "web".to_string(),

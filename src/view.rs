@@ -3,7 +3,7 @@
 //! arrows) is computed here from the core's state.
 
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// One allocation as a block in the cluster view and a row in inspectors.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -57,9 +57,9 @@ pub struct NodeView {
     /// Whether the node is draining.
     pub draining: bool,
     /// Allocations on the node, in ID order. Shared: an alloc the step did
-    /// not change keeps the same `Arc` from one view to the next, so
+    /// not change keeps the same `Rc` from one view to the next, so
     /// comparing views stops at the pointer.
-    pub allocs: Vec<Arc<AllocView>>,
+    pub allocs: Vec<Rc<AllocView>>,
 }
 
 /// An evaluation in the broker's queue or history.
@@ -84,8 +84,8 @@ pub struct EvalView {
     /// Per task group counters of the reconciler's decisions, as `(group, [(counter, value)])`.
     pub desired_tg_updates: Vec<(String, Vec<(String, u64)>)>,
     /// Why each allocation went where it did, when the evaluation has been processed.
-    /// Shared: a step that changes no decision hands the UI the same `Arc`.
-    pub decisions: Arc<Vec<DecisionView>>,
+    /// Shared: a step that changes no decision hands the UI the same `Rc`.
+    pub decisions: Rc<Vec<DecisionView>>,
 }
 
 /// One allocation's line in the eval inspector.
@@ -233,7 +233,7 @@ pub fn demo_cluster() -> ClusterView {
             link_up: true,
             eligible: true,
             draining: false,
-            allocs: vec![Arc::new(AllocView {
+            allocs: vec![Rc::new(AllocView {
                 id: format!("alloc-{index}"),
                 short_id: format!("alloc-{index}"),
                 name: format!("web.web[{index}]"),
@@ -266,9 +266,9 @@ pub struct PlaygroundView {
     /// Whether the simulation has work left.
     pub can_step: bool,
     /// Client nodes, in ID order. Shared: a node the step did not change
-    /// (its heartbeat TTL aside, see `node_ttls`) keeps the same `Arc`, so
+    /// (its heartbeat TTL aside, see `node_ttls`) keeps the same `Rc`, so
     /// the UI's comparisons stop at the pointer.
-    pub nodes: Vec<Arc<NodeView>>,
+    pub nodes: Vec<Rc<NodeView>>,
     /// Milliseconds left before the servers' heartbeat timer of each node of
     /// `nodes` fires, if armed (same order). Kept apart from the node views:
     /// it changes at every step for every node.
@@ -276,22 +276,22 @@ pub struct PlaygroundView {
     /// Jobs, in ID order.
     pub jobs: Vec<JobView>,
     /// Evaluations, oldest first. Shared: an eval the step did not change
-    /// keeps the same `Arc`, so the UI's comparisons stop at the pointer.
-    pub evals: Vec<Arc<EvalView>>,
+    /// keeps the same `Rc`, so the UI's comparisons stop at the pointer.
+    pub evals: Vec<Rc<EvalView>>,
     /// Calls per client, in send order.
     pub calls: Vec<CallView>,
     /// The newest events of the sequence diagram up to the current step (at
     /// least `playground::SEQUENCE_WINDOW`; the window's first event moves by
-    /// whole windows). Shared: an event stays the same `Arc` while it is in
+    /// whole windows). Shared: an event stays the same `Rc` while it is in
     /// the window.
-    pub sequence: Vec<Arc<SeqEventView>>,
+    pub sequence: Vec<Rc<SeqEventView>>,
     /// How many older events are left out of `sequence` (the first one's
     /// position in the whole diagram).
     pub sequence_hidden: usize,
     /// The newest lines of the trace (one fixed-column line per event) up to the current step
     /// (at least `playground::TRACE_WINDOW`; the window's first line moves by whole windows).
-    /// Shared: a line stays the same `Arc` while it is in the window.
-    pub trace: Vec<Arc<str>>,
+    /// Shared: a line stays the same `Rc` while it is in the window.
+    pub trace: Vec<Rc<str>>,
     /// How many older trace lines are left out of `trace`.
     pub trace_hidden: usize,
     /// Assertion and invariant failures so far.

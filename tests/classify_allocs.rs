@@ -15,7 +15,7 @@ use nomad_playground::reconciler::filters::{
 use nomad_playground::reconciler::rules::ReconcilerRules;
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 #[derive(Deserialize)]
 struct Doc {
@@ -37,7 +37,7 @@ struct CaseAlloc {
 }
 
 /// The Go test's jobs: `mock.Job()` with group `web` and a disconnect block.
-fn test_job(variant: &str) -> Arc<Job> {
+fn test_job(variant: &str) -> Rc<Job> {
     let disconnect = match variant {
         "testJob" | "testJobSingle" => Some(DisconnectStrategy {
             lost_after: Duration::from_secs(5),
@@ -52,7 +52,7 @@ fn test_job(variant: &str) -> Arc<Job> {
         }),
         other => panic!("unknown test job {other}"),
     };
-    Arc::new(Job {
+    Rc::new(Job {
         id: "my-job".into(),
         job_type: JobType::Service,
         task_groups: vec![TaskGroup {
@@ -124,7 +124,7 @@ fn classify_allocs_table() {
             .map(|a| {
                 let mut alloc = a.alloc.clone();
                 alloc.job = a.job.as_deref().map(test_job);
-                Arc::new(alloc)
+                Rc::new(alloc)
             })
             .collect();
         let mut want: BTreeMap<&str, Vec<String>> = sets(&Classified::default());

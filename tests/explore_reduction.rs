@@ -357,7 +357,7 @@ fn the_three_node_search_is_deterministic() {
 
 /// Fingerprints leave out the server's alloc indexes by node and by job
 /// (`allocs_by_node`, `allocs_by_job`) because they are derived from its
-/// allocs: each holds exactly the allocs of `allocs` (the same `Arc`s),
+/// allocs: each holds exactly the allocs of `allocs` (the same `Rc`s),
 /// grouped by node or job, plus at most empty groups. Checked after every
 /// move of seeded random orders of the three-node scenario (deliveries,
 /// time passing, evals processed, loops fired), as the explorer makes them.
@@ -409,11 +409,11 @@ fn alloc_indexes_are_derived_from_the_allocs_along_random_orders() {
                 .get(&alloc.job_id)
                 .and_then(|allocs| allocs.get(id));
             assert!(
-                in_node.is_some_and(|a| std::sync::Arc::ptr_eq(a, alloc)),
+                in_node.is_some_and(|a| std::rc::Rc::ptr_eq(a, alloc)),
                 "{context}: alloc {id} missing from its node's index"
             );
             assert!(
-                in_job.is_some_and(|a| std::sync::Arc::ptr_eq(a, alloc)),
+                in_job.is_some_and(|a| std::rc::Rc::ptr_eq(a, alloc)),
                 "{context}: alloc {id} missing from its job's index"
             );
         }
@@ -457,14 +457,14 @@ fn alloc_indexes_are_derived_from_the_allocs_along_random_orders() {
 fn cached_fingerprints_equal_fingerprints_from_scratch() {
     use nomad_playground::explore::fingerprint::{self, DigestCache};
     use nomad_playground::sim::rng::Rng;
-    use std::sync::Arc;
+    use std::rc::Rc;
     fn unshared(sim: &Sim) -> Sim {
         let mut copy = sim.clone();
         let state = &mut copy.server.state;
         let allocs: Vec<_> = state
             .allocs
             .iter()
-            .map(|(id, a)| (id.clone(), Arc::new((**a).clone())))
+            .map(|(id, a)| (id.clone(), Rc::new((**a).clone())))
             .collect();
         for (id, alloc) in allocs {
             state.allocs.insert(id, alloc);
@@ -472,13 +472,13 @@ fn cached_fingerprints_equal_fingerprints_from_scratch() {
         let evals: Vec<_> = state
             .evals
             .iter()
-            .map(|(id, e)| (id.clone(), Arc::new((**e).clone())))
+            .map(|(id, e)| (id.clone(), Rc::new((**e).clone())))
             .collect();
         for (id, eval) in evals {
             state.evals.insert(id, eval);
         }
         for client in copy.clients.values_mut() {
-            client.runners = Arc::new((*client.runners).clone());
+            client.runners = Rc::new((*client.runners).clone());
         }
         copy
     }

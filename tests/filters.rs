@@ -16,14 +16,14 @@ use nomad_playground::reconciler::filters::{
 use nomad_playground::reconciler::reasons::AllocCategory;
 use nomad_playground::reconciler::rules::ReconcilerRules;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 fn now() -> Time {
     Time::parse_rfc3339("2026-01-01T12:00:00Z").unwrap()
 }
 
-fn job(lost_after: Duration, replace: bool, job_type: JobType) -> Arc<Job> {
-    Arc::new(Job {
+fn job(lost_after: Duration, replace: bool, job_type: JobType) -> Rc<Job> {
+    Rc::new(Job {
         id: "my-job".into(),
         job_type,
         task_groups: vec![TaskGroup {
@@ -233,7 +233,7 @@ fn classification_rules() {
 #[test]
 fn filter_server_terminal() {
     let make = |i: usize, desired: DesiredStatus, job_type: JobType| {
-        Arc::new(Allocation {
+        Rc::new(Allocation {
             id: format!("a{i}"),
             job: Some(job(Duration::ZERO, true, job_type)),
             desired_status: desired,
@@ -433,7 +433,7 @@ fn filter_by_rescheduleable_table() {
     };
 
     let make_job = |group: &str, policy: ReschedulePolicy, job_type: JobType| {
-        Arc::new(Job {
+        Rc::new(Job {
             id: "my-job".into(),
             job_type,
             task_groups: vec![TaskGroup {
@@ -490,7 +490,7 @@ fn filter_by_rescheduleable_table() {
     let nr = no_reschedule.clone();
     let r1 = reschedule.clone();
     let rt1 = rt.clone();
-    let base = move |id: &str, client: ClientStatus, job: Arc<Job>, group: &str| Allocation {
+    let base = move |id: &str, client: ClientStatus, job: Rc<Job>, group: &str| Allocation {
         id: id.into(),
         client_status: client,
         job: Some(job),
@@ -716,7 +716,7 @@ fn filter_by_rescheduleable_table() {
         } else {
             JobType::Service
         };
-        let set: AllocSet = std::iter::once(Arc::new(make(job_type))).collect();
+        let set: AllocSet = std::iter::once(Rc::new(make(job_type))).collect();
         let cx = RescheduleContext {
             is_batch: batch,
             clock: &EvalClock::new(now(), "evailID"),

@@ -15,7 +15,7 @@ use nomad_playground::reconciler::node::{
     TerminalByNodeByName,
 };
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
 // ---------------------------------------------------------------------------
 // Builders (the parts of Nomad's `mock` package these tests need)
@@ -113,7 +113,7 @@ fn alloc(id: &str, node_id: &str, name: &str, job: &Job) -> Allocation {
         name: name.into(),
         node_id: node_id.into(),
         job_id: job.id.clone(),
-        job: Some(Arc::new(job.clone())),
+        job: Some(Rc::new(job.clone())),
         task_group: group.into(),
         client_status: ClientStatus::Pending,
         desired_status: DesiredStatus::Run,
@@ -898,7 +898,7 @@ fn test_system_sched_node_disconnected() {
             if tc.modify_job {
                 previous_job.job_modify_index = job.job_modify_index - 1;
             }
-            previous.job = Some(Arc::new(previous_job));
+            previous.job = Some(Rc::new(previous_job));
             previous.client_status = ClientStatus::Complete;
             previous.desired_status = DesiredStatus::Run;
             allocs.push(previous);
@@ -975,7 +975,7 @@ fn reconnecting_copy_records_the_reported_status() {
     case.rules = NodeRules::V1_4_2;
     case.job.task_groups[0].max_client_disconnect = Some(Duration::from_hours(1));
     let mut legacy = back.clone();
-    legacy.job = Some(Arc::new(case.job.clone()));
+    legacy.job = Some(Rc::new(case.job.clone()));
     legacy.alloc_states.clear();
     legacy.task_states = BTreeMap::from([(
         "web".to_string(),

@@ -24,7 +24,7 @@ use nomad_playground::reconciler::node::{
 };
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// `maxAllocs` of the Go generators.
 const MAX_ALLOCS: u32 = 30;
@@ -306,7 +306,7 @@ fn build(spec: &InputSpec) -> Input {
         create_index: 100,
         ..job.clone()
     };
-    let (job_arc, old_arc) = (Arc::new(job.clone()), Arc::new(old_job));
+    let (job_arc, old_arc) = (Rc::new(job.clone()), Rc::new(old_job));
 
     let mut input = Input {
         job: job.clone(),
@@ -368,7 +368,7 @@ fn build(spec: &InputSpec) -> Input {
 fn build_alloc(
     ids: &mut IdGenerator,
     spec: &AllocSpec,
-    job: &Arc<Job>,
+    job: &Rc<Job>,
     node_id: &str,
 ) -> Allocation {
     let client_status = [
@@ -400,7 +400,7 @@ fn build_alloc(
         id: ids.next_id(),
         node_id: node_id.into(),
         job_id: job.id.clone(),
-        job: Some(Arc::clone(job)),
+        job: Some(Rc::clone(job)),
         task_group: group.name.clone(),
         client_status,
         desired_status,

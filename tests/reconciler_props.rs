@@ -18,7 +18,7 @@ use nomad_playground::reconciler::cluster::{
 use nomad_playground::reconciler::reasons::AllocCategory;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 const MAX_ALLOCS: u32 = 30;
 
@@ -253,7 +253,7 @@ fn build(s: &Scenario) -> Built {
         DesiredStatus::Evict,
         DesiredStatus::Stop,
     ];
-    let mut make_allocs = |specs: &[AllocSpec], job: &Arc<Job>| -> Vec<Allocation> {
+    let mut make_allocs = |specs: &[AllocSpec], job: &Rc<Job>| -> Vec<Allocation> {
         specs
             .iter()
             .map(|a| {
@@ -267,7 +267,7 @@ fn build(s: &Scenario) -> Built {
                     name: format!("{tg}[{}]", next()),
                     node_id,
                     job_id: job.id.clone(),
-                    job: Some(Arc::clone(job)),
+                    job: Some(Rc::clone(job)),
                     task_group: tg.clone(),
                     client_status: client[a.client].clone(),
                     desired_status: desired[a.desired].clone(),
@@ -298,8 +298,8 @@ fn build(s: &Scenario) -> Built {
             })
             .collect()
     };
-    let job_arc = Arc::new(job.clone());
-    let old_arc = Arc::new(old_job.clone());
+    let job_arc = Rc::new(job.clone());
+    let old_arc = Rc::new(old_job.clone());
     let mut current = make_allocs(&s.current, &job_arc);
     let old = make_allocs(&s.old, &old_arc);
     let mut previous = String::new();
@@ -376,9 +376,9 @@ fn build(s: &Scenario) -> Built {
         .as_ref()
         .is_some_and(|d| d.status == DeploymentStatus::Failed);
     input.deployment = deployment_current;
-    input.allocs = current.into_iter().chain(old).map(Arc::new).collect();
+    input.allocs = current.into_iter().chain(old).map(Rc::new).collect();
     input.eval_id = format!("eval-{}", next()).into();
-    input.tainted_nodes = Arc::new(nodes.into_iter().map(|n| (n.id.clone(), Some(n))).collect());
+    input.tainted_nodes = Rc::new(nodes.into_iter().map(|n| (n.id.clone(), Some(n))).collect());
     Built {
         input,
         update_fn: s.update_fn,
@@ -393,8 +393,8 @@ fn run(b: &Built) -> ReconcileResult {
         1 => UpdateType::Ignore,
         _ => {
             let mut u = a.clone();
-            u.job = Some(Arc::new(job.clone()));
-            UpdateType::InPlace(Arc::new(u))
+            u.job = Some(Rc::new(job.clone()));
+            UpdateType::InPlace(Rc::new(u))
         }
     };
     let mut n = 0;

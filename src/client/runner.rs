@@ -11,7 +11,7 @@ use crate::model::{
 use crate::server::rpc::AllocUpdate;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// Task events kept per task (`defaultMaxEvents`).
 pub const MAX_TASK_EVENTS: usize = 10;
@@ -56,7 +56,7 @@ pub struct RunnerAlloc {
     /// `Job`: the job as of the alloc's placement (shared with the
     /// server's versions).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub job: Option<Arc<Job>>,
+    pub job: Option<Rc<Job>>,
     /// `TaskGroup`.
     pub task_group: String,
     /// `DesiredStatus`.
@@ -72,8 +72,8 @@ pub struct RunnerAlloc {
 
 impl RunnerAlloc {
     /// What a runner keeps of `alloc`.
-    pub fn of(alloc: &Allocation) -> Arc<RunnerAlloc> {
-        Arc::new(RunnerAlloc {
+    pub fn of(alloc: &Allocation) -> Rc<RunnerAlloc> {
+        Rc::new(RunnerAlloc {
             id: alloc.id.clone(),
             name: alloc.name.clone(),
             job: alloc.job.clone(),
@@ -106,7 +106,7 @@ impl RunnerAlloc {
 pub struct AllocRunner {
     /// What the runner keeps of the newest server version the client
     /// pulled.
-    pub alloc: Arc<RunnerAlloc>,
+    pub alloc: Rc<RunnerAlloc>,
     /// Local client status.
     pub client_status: ClientStatus,
     /// Local client description (one of the runner's fixed texts).
@@ -282,7 +282,7 @@ impl AllocRunner {
 
     /// `allocRunner.Reconnect`: append the reconnected task event and adopt
     /// the server's indexes; the local status is what gets reported.
-    pub fn reconnect(&mut self, now: Time, alloc: Arc<Allocation>) {
+    pub fn reconnect(&mut self, now: Time, alloc: Rc<Allocation>) {
         for state in self.task_states.values_mut() {
             Self::push_event(state, TASK_CLIENT_RECONNECTED, now, "Client reconnected");
         }

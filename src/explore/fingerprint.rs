@@ -14,7 +14,7 @@ use crate::sim::queue::Tick;
 use crate::sim::{Event, Sim};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// A state fingerprint.
 pub type Fingerprint = u128;
@@ -108,14 +108,14 @@ impl DigestKind {
 /// its address while its digest is cached).
 #[derive(Debug, Clone)]
 enum Anchor {
-    Alloc(Arc<Allocation>),
-    Eval(Arc<EvalRecord>),
-    Runners(Arc<BTreeMap<String, AllocRunner>>),
-    Node(Arc<NodeRecord>),
-    Job(Arc<Job>),
-    Spec(Arc<JobSpec>),
+    Alloc(Rc<Allocation>),
+    Eval(Rc<EvalRecord>),
+    Runners(Rc<BTreeMap<String, AllocRunner>>),
+    Node(Rc<NodeRecord>),
+    Job(Rc<Job>),
+    Spec(Rc<JobSpec>),
     /// A copy of the server's node table: its entries are shared with the
-    /// world's (each a separate `Arc`), and stay alive and unwritten while
+    /// world's (each a separate `Rc`), and stay alive and unwritten while
     /// the copy holds them.
     Nodes(#[allow(dead_code)] ChunkMap<String, NodeRecord>),
 }
@@ -125,12 +125,12 @@ impl Anchor {
     /// yes; it is cheap to take again).
     fn unused(&self) -> bool {
         match self {
-            Anchor::Alloc(a) => Arc::strong_count(a) == 1,
-            Anchor::Eval(e) => Arc::strong_count(e) == 1,
-            Anchor::Runners(r) => Arc::strong_count(r) == 1,
-            Anchor::Node(n) => Arc::strong_count(n) == 1,
-            Anchor::Job(j) => Arc::strong_count(j) == 1,
-            Anchor::Spec(s) => Arc::strong_count(s) == 1,
+            Anchor::Alloc(a) => Rc::strong_count(a) == 1,
+            Anchor::Eval(e) => Rc::strong_count(e) == 1,
+            Anchor::Runners(r) => Rc::strong_count(r) == 1,
+            Anchor::Node(n) => Rc::strong_count(n) == 1,
+            Anchor::Job(j) => Rc::strong_count(j) == 1,
+            Anchor::Spec(s) => Rc::strong_count(s) == 1,
             Anchor::Nodes(_) => true,
         }
     }
@@ -148,11 +148,11 @@ struct Region {
 
 /// Digests of the allocs, alloc runners and evals of the worlds
 /// fingerprinted so far, by where they lie in memory: most states share
-/// them with their parent (`Arc`s), so each is hashed once while it lives.
+/// them with their parent (`Rc`s), so each is hashed once while it lives.
 ///
-/// Sound because the cache holds a clone of every `Arc` whose value it
+/// Sound because the cache holds a clone of every `Rc` whose value it
 /// records (an alloc, an eval, a client's map of runners), so the memory
-/// of a recorded value is neither freed nor written (an `Arc` shared with
+/// of a recorded value is neither freed nor written (an `Rc` shared with
 /// the cache is copied before it is written) while it is recorded: a
 /// struct whose first field lies inside a recorded value's memory is that
 /// value, and its digest is the one recorded. The hasher finds a digest
@@ -165,7 +165,7 @@ struct Region {
 #[derive(Debug, Clone, Default)]
 pub struct DigestCache {
     mode: Option<(bool, u64)>,
-    /// The values kept alive: an `Arc` by the address of its value, a
+    /// The values kept alive: an `Rc` by the address of its value, a
     /// node table by a number of its own (odd, so never an address).
     anchors: BTreeMap<usize, Anchor>,
     regions: BTreeMap<usize, Region>,
@@ -218,7 +218,7 @@ impl DigestCache {
         }
         for client in sim.clients.values() {
             self.arc(&client.record, DigestKind::Node, Anchor::Node);
-            let start = Arc::as_ptr(&client.runners) as usize;
+            let start = Rc::as_ptr(&client.runners) as usize;
             if let std::collections::btree_map::Entry::Vacant(slot) = self.anchors.entry(start) {
                 slot.insert(Anchor::Runners(client.runners.clone()));
                 for runner in client.runners.values() {
@@ -244,7 +244,7 @@ impl DigestCache {
         }
     }
 
-    fn alloc(&mut self, alloc: &Arc<Allocation>) {
+    fn alloc(&mut self, alloc: &Rc<Allocation>) {
         if self.arc(alloc, DigestKind::Alloc, Anchor::Alloc)
             && let Some(job) = &alloc.job
         {
@@ -253,8 +253,8 @@ impl DigestCache {
     }
 
     /// Records the value of `arc`; whether it was new.
-    fn arc<T>(&mut self, arc: &Arc<T>, kind: DigestKind, anchor: fn(Arc<T>) -> Anchor) -> bool {
-        let start = Arc::as_ptr(arc) as usize;
+    fn arc<T>(&mut self, arc: &Rc<T>, kind: DigestKind, anchor: fn(Rc<T>) -> Anchor) -> bool {
+        let start = Rc::as_ptr(arc) as usize;
         if self.anchors.contains_key(&start) {
             return false;
         }

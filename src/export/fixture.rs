@@ -23,7 +23,7 @@ use crate::sim::trace::{TraceEvent, short};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// Why an eval cannot be exported.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -190,7 +190,7 @@ pub fn eval_fixture(session: &Session, reference: &str) -> Result<Value, Fixture
         .get(&eval_id)
         .ok_or_else(|| rebuild("the eval is not in the replayed state".into()))?;
     let job_record = server.state.jobs.get(&job_id);
-    let job = job_record.map(|r| Arc::clone(&r.job));
+    let job = job_record.map(|r| Rc::clone(&r.job));
     if let Some(job) = &job
         && matches!(
             job.job_type,
@@ -199,7 +199,7 @@ pub fn eval_fixture(session: &Session, reference: &str) -> Result<Value, Fixture
     {
         return Err(FixtureExportError::NotCluster(eval_id.clone()));
     }
-    let allocs: Vec<Arc<Allocation>> = server.job_allocs(&job_id);
+    let allocs: Vec<Rc<Allocation>> = server.job_allocs(&job_id);
     // Tainted nodes as the generic scheduler computes them.
     let mut tainted: BTreeMap<String, Option<Node>> = BTreeMap::new();
     for alloc in &allocs {

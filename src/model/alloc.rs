@@ -11,7 +11,7 @@ use super::time::{Duration, Time, unix_nanos};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 string_enum! {
     /// `Allocation.ClientStatus`: what the client reports (the scheduler may
@@ -210,7 +210,7 @@ pub struct TaskState {
 pub struct TaskStates {
     /// (task, state), sorted by task, tasks unique; `None` when empty.
     #[allow(clippy::rc_buffer)]
-    tasks: Option<Arc<Vec<(String, TaskState)>>>,
+    tasks: Option<Rc<Vec<(String, TaskState)>>>,
 }
 
 /// One task's entry as a pair of references.
@@ -244,7 +244,7 @@ impl TaskStates {
     /// A list (sorted, tasks unique) as task states.
     fn from_sorted(tasks: Vec<(String, TaskState)>) -> Self {
         TaskStates {
-            tasks: (!tasks.is_empty()).then(|| Arc::new(tasks)),
+            tasks: (!tasks.is_empty()).then(|| Rc::new(tasks)),
         }
     }
 
@@ -255,7 +255,7 @@ impl TaskStates {
 
     /// The (task, state) list, to change (copied first if shared).
     fn tasks_mut(&mut self) -> &mut Vec<(String, TaskState)> {
-        Arc::make_mut(self.tasks.get_or_insert_with(Default::default))
+        Rc::make_mut(self.tasks.get_or_insert_with(Default::default))
     }
 
     /// Number of tasks.
@@ -460,7 +460,7 @@ pub struct Allocation {
     pub job_id: String,
     /// `Job`: the job as of this alloc's placement (shared, never mutated).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub job: Option<Arc<Job>>,
+    pub job: Option<Rc<Job>>,
     /// `TaskGroup`.
     pub task_group: String,
     /// `DesiredStatus`.
@@ -605,10 +605,10 @@ pub fn alloc_name(job_id: &str, group: &str, index: u32) -> String {
 /// Gives each alloc its embedded job, as the fixtures define it: `job` with
 /// the alloc's own stub `JobVersion`, `JobCreateIndex` and `JobModifyIndex`
 /// when set. Allocs that already embed a job keep it. With `job` = `None`
-/// nothing changes. Allocs with the same three numbers share one `Arc`.
+/// nothing changes. Allocs with the same three numbers share one `Rc`.
 pub fn embed_jobs(allocs: &mut [Allocation], job: Option<&Job>) {
     let Some(job) = job else { return };
-    let mut cache: BTreeMap<JobKey, Arc<Job>> = BTreeMap::new();
+    let mut cache: BTreeMap<JobKey, Rc<Job>> = BTreeMap::new();
     for alloc in allocs.iter_mut().filter(|a| a.job.is_none()) {
         let key = (
             alloc.job_version.unwrap_or(job.version),
@@ -618,9 +618,9 @@ pub fn embed_jobs(allocs: &mut [Allocation], job: Option<&Job>) {
         let shared = cache.entry(key).or_insert_with(|| {
             let mut j = job.clone();
             (j.version, j.create_index, j.job_modify_index) = key;
-            Arc::new(j)
+            Rc::new(j)
         });
-        alloc.job = Some(Arc::clone(shared));
+        alloc.job = Some(Rc::clone(shared));
     }
 }
 

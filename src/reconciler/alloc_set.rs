@@ -10,13 +10,13 @@
 use crate::model::{Allocation, ClientStatus};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// A set of allocations keyed by ID (Nomad's `allocSet`).
 ///
 /// Two sets are equal when they hold the same IDs.
 #[derive(Debug, Clone, Default)]
-pub struct AllocSet(Vec<Arc<Allocation>>);
+pub struct AllocSet(Vec<Rc<Allocation>>);
 
 impl PartialEq for AllocSet {
     fn eq(&self, other: &Self) -> bool {
@@ -41,7 +41,7 @@ impl AllocSet {
         self.0.binary_search_by(|a| a.id.as_str().cmp(id))
     }
     /// Adds or replaces an alloc.
-    pub fn insert(&mut self, alloc: Arc<Allocation>) {
+    pub fn insert(&mut self, alloc: Rc<Allocation>) {
         // Sets are mostly built in ID order: appending is the common case.
         if self.0.last().is_none_or(|last| last.id < alloc.id) {
             self.0.push(alloc);
@@ -54,7 +54,7 @@ impl AllocSet {
     }
     /// Appends an alloc whose ID is greater than every ID in the set (the
     /// caller walks another set in order).
-    pub(crate) fn push_ordered(&mut self, alloc: Arc<Allocation>) {
+    pub(crate) fn push_ordered(&mut self, alloc: Rc<Allocation>) {
         debug_assert!(self.0.last().is_none_or(|last| last.id < alloc.id));
         self.0.push(alloc);
     }
@@ -63,11 +63,11 @@ impl AllocSet {
         AllocSet(Vec::with_capacity(n))
     }
     /// Removes the alloc with this ID.
-    pub fn remove(&mut self, id: &str) -> Option<Arc<Allocation>> {
+    pub fn remove(&mut self, id: &str) -> Option<Rc<Allocation>> {
         self.position(id).ok().map(|i| self.0.remove(i))
     }
     /// The alloc with this ID.
-    pub fn get(&self, id: &str) -> Option<&Arc<Allocation>> {
+    pub fn get(&self, id: &str) -> Option<&Rc<Allocation>> {
         self.position(id).ok().map(|i| &self.0[i])
     }
     /// Whether the set holds this ID.
@@ -83,7 +83,7 @@ impl AllocSet {
         self.0.is_empty()
     }
     /// The allocs in ID order.
-    pub fn iter(&self) -> impl Iterator<Item = &Arc<Allocation>> {
+    pub fn iter(&self) -> impl Iterator<Item = &Rc<Allocation>> {
         self.0.iter()
     }
     /// The IDs in order.
@@ -110,7 +110,7 @@ impl AllocSet {
                 }
             }
             if !found {
-                out.push(Arc::clone(a));
+                out.push(Rc::clone(a));
             }
         }
         AllocSet(out)
@@ -128,7 +128,7 @@ impl AllocSet {
         let mut out = AllocSet::new();
         for k in keys {
             if let Some(a) = self.get(k) {
-                out.insert(Arc::clone(a));
+                out.insert(Rc::clone(a));
             }
         }
         out
@@ -139,12 +139,12 @@ impl AllocSet {
         merge(&self.0, &other.0, false)
     }
     /// The allocs sorted by name index (`nameOrder`); ties stay in ID order.
-    pub fn name_order(&self) -> Vec<Arc<Allocation>> {
-        let mut v: Vec<(u32, &Arc<Allocation>)> =
+    pub fn name_order(&self) -> Vec<Rc<Allocation>> {
+        let mut v: Vec<(u32, &Rc<Allocation>)> =
             self.0.iter().map(|a| (name_index(a), a)).collect();
         // Stable: equal indexes keep ID order.
         v.sort_by_key(|(i, _)| *i);
-        v.into_iter().map(|(_, a)| Arc::clone(a)).collect()
+        v.into_iter().map(|(_, a)| Rc::clone(a)).collect()
     }
     /// The set of names (`nameSet`).
     pub fn name_set(&self) -> BTreeSet<String> {
@@ -212,7 +212,7 @@ impl AllocSet {
                     mine.next();
                     next += 1;
                 }
-                out.push(Arc::clone(b));
+                out.push(Rc::clone(b));
             }
             out.extend(mine);
             self.0 = out;
@@ -223,10 +223,10 @@ impl AllocSet {
         let mut theirs = other.0.iter().peekable();
         for a in mine {
             while let Some(b) = theirs.next_if(|b| id_cmp(b, &a).is_lt()) {
-                out.push(Arc::clone(b));
+                out.push(Rc::clone(b));
             }
             match theirs.next_if(|b| id_cmp(b, &a).is_eq()) {
-                Some(b) => out.push(Arc::clone(b)),
+                Some(b) => out.push(Rc::clone(b)),
                 None => out.push(a),
             }
         }
@@ -296,7 +296,7 @@ fn few(small: &AllocSet, large: &AllocSet) -> bool {
 /// The slot of `b`'s ID in `s[from..]` (as `binary_search` answers, offset
 /// by `from`), when `s[..from]` sorts before it: probes `from`, `from + 1`,
 /// `from + 3`, … until one sorts at or after `b`, then searches between.
-fn gallop(s: &[Arc<Allocation>], from: usize, b: &Arc<Allocation>) -> Result<usize, usize> {
+fn gallop(s: &[Rc<Allocation>], from: usize, b: &Rc<Allocation>) -> Result<usize, usize> {
     let (mut lo, mut hi, mut step) = (from, from, 1);
     while hi < s.len() && id_cmp(&s[hi], b).is_lt() {
         lo = hi + 1;
@@ -311,8 +311,8 @@ fn gallop(s: &[Arc<Allocation>], from: usize, b: &Arc<Allocation>) -> Result<usi
 }
 
 /// Compares two allocs by ID; the same alloc is equal without comparing.
-fn id_cmp(a: &Arc<Allocation>, b: &Arc<Allocation>) -> Ordering {
-    if Arc::ptr_eq(a, b) {
+fn id_cmp(a: &Rc<Allocation>, b: &Rc<Allocation>) -> Ordering {
+    if Rc::ptr_eq(a, b) {
         Ordering::Equal
     } else {
         a.id.cmp(&b.id)
@@ -321,7 +321,7 @@ fn id_cmp(a: &Arc<Allocation>, b: &Arc<Allocation>) -> Ordering {
 
 /// Merges two ID-sorted runs; on equal IDs `b`'s alloc wins. With `add`
 /// false, allocs only in `b` are left out.
-fn merge(a: &[Arc<Allocation>], b: &[Arc<Allocation>], add: bool) -> AllocSet {
+fn merge(a: &[Rc<Allocation>], b: &[Rc<Allocation>], add: bool) -> AllocSet {
     if b.is_empty() {
         return AllocSet(a.to_vec());
     }
@@ -333,17 +333,17 @@ fn merge(a: &[Arc<Allocation>], b: &[Arc<Allocation>], add: bool) -> AllocSet {
     while i < a.len() && j < b.len() {
         match id_cmp(&a[i], &b[j]) {
             Ordering::Less => {
-                out.push(Arc::clone(&a[i]));
+                out.push(Rc::clone(&a[i]));
                 i += 1;
             }
             Ordering::Greater => {
                 if add {
-                    out.push(Arc::clone(&b[j]));
+                    out.push(Rc::clone(&b[j]));
                 }
                 j += 1;
             }
             Ordering::Equal => {
-                out.push(Arc::clone(&b[j]));
+                out.push(Rc::clone(&b[j]));
                 i += 1;
                 j += 1;
             }
@@ -357,17 +357,17 @@ fn merge(a: &[Arc<Allocation>], b: &[Arc<Allocation>], add: bool) -> AllocSet {
 }
 
 impl IntoIterator for AllocSet {
-    type Item = Arc<Allocation>;
-    type IntoIter = std::vec::IntoIter<Arc<Allocation>>;
+    type Item = Rc<Allocation>;
+    type IntoIter = std::vec::IntoIter<Rc<Allocation>>;
     fn into_iter(self) -> Self::IntoIter {
         self.0.into_iter()
     }
 }
 
-impl FromIterator<Arc<Allocation>> for AllocSet {
+impl FromIterator<Rc<Allocation>> for AllocSet {
     /// Collects allocs in any order; on equal IDs the later alloc wins.
-    fn from_iter<T: IntoIterator<Item = Arc<Allocation>>>(iter: T) -> Self {
-        let mut v: Vec<Arc<Allocation>> = iter.into_iter().collect();
+    fn from_iter<T: IntoIterator<Item = Rc<Allocation>>>(iter: T) -> Self {
+        let mut v: Vec<Rc<Allocation>> = iter.into_iter().collect();
         if !v.is_sorted_by(|a, b| a.id < b.id) {
             // Stable, so equal IDs keep their order and the last one stays.
             v.sort_by(|a, b| a.id.cmp(&b.id));
@@ -664,7 +664,7 @@ mod tests {
         names
             .iter()
             .map(|(id, name)| {
-                Arc::new(Allocation {
+                Rc::new(Allocation {
                     id: id.to_string(),
                     name: name.to_string(),
                     job_id: "example".into(),
@@ -819,7 +819,7 @@ mod tests {
             (0..n)
                 .map(|_| {
                     let i = next(space);
-                    Arc::new(Allocation {
+                    Rc::new(Allocation {
                         id: format!("{:0w$}", i, w = (i % 3) as usize + 1),
                         name: format!("example.cache[{}]", i % 50),
                         node_id: tag.to_string(),

@@ -45,7 +45,7 @@ use crate::model::{
 use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::rc::Rc;
 use table::{PosSet, Table, union_list};
 
 /// Stop descriptions (Nomad's `scheduler/structs` constants).
@@ -74,7 +74,7 @@ pub enum UpdateType {
     /// Must be replaced.
     Destructive,
     /// Can be updated in place; the updated alloc.
-    InPlace(Arc<Allocation>),
+    InPlace(Rc<Allocation>),
 }
 
 /// The alloc update function: `(existing alloc, new job, new group)`.
@@ -92,8 +92,8 @@ pub fn generic_update_fn(alloc: &Allocation, job: &Job, group: &TaskGroup) -> Up
         return UpdateType::Destructive;
     }
     let mut updated = alloc.clone();
-    updated.job = Some(Arc::new(job.clone()));
-    UpdateType::InPlace(Arc::new(updated))
+    updated.job = Some(Rc::new(job.clone()));
+    UpdateType::InPlace(Rc::new(updated))
 }
 
 /// Everything the reconciler reads (Nomad's `ReconcilerState` and `ClusterState`).
@@ -101,7 +101,7 @@ pub fn generic_update_fn(alloc: &Allocation, job: &Job, group: &TaskGroup) -> Up
 pub struct ClusterInput<'a> {
     /// The job; `None` = purged. Shared: the simulator hands over the
     /// stored job instead of a copy per eval.
-    pub job: Option<Arc<Job>>,
+    pub job: Option<Rc<Job>>,
     /// The job ID (needed when `job` is `None`).
     pub job_id: Cow<'a, str>,
     /// `JobIsBatch`.
@@ -114,8 +114,8 @@ pub struct ClusterInput<'a> {
     pub deployment_failed: bool,
     /// `ExistingAllocs`, each with its embedded job. Borrowed where the
     /// caller keeps the list (the simulator lends the state's list of the
-    /// job instead of a copy of its `Arc`s per run).
-    pub allocs: Cow<'a, [Arc<Allocation>]>,
+    /// job instead of a copy of its `Rc`s per run).
+    pub allocs: Cow<'a, [Rc<Allocation>]>,
     /// The allocs' keys ([`AllocKey::of`] of each, in the same order) where
     /// the caller keeps them beside its list; empty: the run makes them.
     pub keys: &'a [AllocKey],
@@ -126,7 +126,7 @@ pub struct ClusterInput<'a> {
     /// Tainted nodes; `None` = garbage-collected. Shared: the simulator
     /// hands every eval the same map of the cluster's tainted nodes (a
     /// superset of the allocs' nodes, which is all the reconciler looks up).
-    pub tainted_nodes: Arc<BTreeMap<String, Option<Node>>>,
+    pub tainted_nodes: Rc<BTreeMap<String, Option<Node>>>,
     /// The clock.
     pub now: Time,
 }
@@ -141,7 +141,7 @@ impl ClusterInput<'_> {
                 .unwrap_or_default()
                 .into(),
             job_is_batch: job.as_ref().is_some_and(|j| j.job_type == JobType::Batch),
-            job: job.map(Arc::new),
+            job: job.map(Rc::new),
             eval_priority: 50,
             now,
             ..Default::default()
@@ -157,7 +157,7 @@ pub struct ReconcileOptions {
     /// The reconnecting picker.
     pub picker: Picker,
     /// Whether the update function answers [`UpdateType::Ignore`] for every
-    /// alloc whose embedded job is the run's job (the same `Arc`), as
+    /// alloc whose embedded job is the run's job (the same `Rc`), as
     /// Nomad's does for an unchanged `JobModifyIndex`: then the run does
     /// not ask it about those allocs.
     pub same_job_ignored: bool,
@@ -177,7 +177,7 @@ pub struct PlaceResult {
     /// previous alloc is the updated one: see
     /// [`PlaceResult::previous_updated`]; the update changes only its
     /// client status, alloc states, client description and follow-up eval.
-    pub previous_alloc: Option<Arc<Allocation>>,
+    pub previous_alloc: Option<Rc<Allocation>>,
     /// Whether it reschedules a failed alloc.
     pub reschedule: bool,
     /// Whether it replaces a lost alloc.
@@ -208,7 +208,7 @@ impl PlaceResult {
 #[derive(Debug, Clone, Serialize)]
 pub struct StopResult {
     /// The alloc.
-    pub alloc: Arc<Allocation>,
+    pub alloc: Rc<Allocation>,
     /// Client status to write, if any (`lost`, `failed`).
     pub client_status: Option<ClientStatus>,
     /// Why (one of the [`status`] descriptions).
@@ -225,7 +225,7 @@ pub struct DestructiveResult {
     /// Task group.
     pub task_group: String,
     /// The alloc to stop.
-    pub stop_alloc: Arc<Allocation>,
+    pub stop_alloc: Rc<Allocation>,
     /// Stop description (one of the [`status`] descriptions).
     pub stop_status_description: &'static str,
 }
@@ -242,7 +242,7 @@ pub struct ReconcileResult {
     /// Destructive updates.
     pub destructive_update: Vec<DestructiveResult>,
     /// In-place updates (the updated allocs).
-    pub inplace_update: Vec<Arc<Allocation>>,
+    pub inplace_update: Vec<Rc<Allocation>>,
     /// Stops.
     pub stop: Vec<StopResult>,
     /// Allocs updated only to attach a follow-up eval.
@@ -280,7 +280,7 @@ impl ReconcileResult {
     /// (or, for an eval with an ID, those of them with a follow-up eval).
     pub fn holds_for<'a>(
         &self,
-        allocs: impl IntoIterator<Item = &'a Arc<Allocation>>,
+        allocs: impl IntoIterator<Item = &'a Rc<Allocation>>,
         now: Time,
         eval_id: &str,
     ) -> bool {
@@ -314,7 +314,7 @@ impl ReconcileResult {
 /// keeps it so until the plan applier commits the alloc's node).
 pub trait DeferredUpdate {
     /// The alloc before the update.
-    fn alloc(&self) -> &Arc<Allocation>;
+    fn alloc(&self) -> &Rc<Allocation>;
     /// The updated alloc.
     fn to_alloc(&self) -> Allocation;
 }
@@ -325,9 +325,9 @@ pub trait DeferredUpdate {
 #[derive(Debug, Clone, PartialEq)]
 pub struct DisconnectUpdate {
     /// The alloc before the update.
-    pub alloc: Arc<Allocation>,
+    pub alloc: Rc<Allocation>,
     /// The follow-up eval the update attaches.
-    pub followup_eval_id: Arc<str>,
+    pub followup_eval_id: Rc<str>,
     /// When it became unknown (the run's clock).
     pub at: Time,
 }
@@ -352,7 +352,7 @@ impl DisconnectUpdate {
 }
 
 impl DeferredUpdate for DisconnectUpdate {
-    fn alloc(&self) -> &Arc<Allocation> {
+    fn alloc(&self) -> &Rc<Allocation> {
         &self.alloc
     }
 
@@ -368,7 +368,7 @@ impl DeferredUpdate for DisconnectUpdate {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReconnectUpdate {
     /// The alloc before the update.
-    pub alloc: Arc<Allocation>,
+    pub alloc: Rc<Allocation>,
     /// When it reconnected (the run's clock).
     pub at: Time,
 }
@@ -384,7 +384,7 @@ impl ReconnectUpdate {
 }
 
 impl DeferredUpdate for ReconnectUpdate {
-    fn alloc(&self) -> &Arc<Allocation> {
+    fn alloc(&self) -> &Rc<Allocation> {
         &self.alloc
     }
 
@@ -600,7 +600,7 @@ struct Reconciler<'a, 'b> {
 /// alloc (sorted by position, one entry per position) the index of its eval.
 #[derive(Default)]
 struct FollowupIds {
-    evals: Vec<Arc<str>>,
+    evals: Vec<Rc<str>>,
     allocs: Vec<(u32, usize)>,
     /// The entry found last: callers mostly ask in ID order, so the entry
     /// after it is tried before a search.
@@ -611,7 +611,7 @@ impl FollowupIds {
     fn new(evals: &[Evaluation], mut allocs: Vec<(u32, usize)>) -> Self {
         sort_keep_last(&mut allocs);
         FollowupIds {
-            evals: evals.iter().map(|e| Arc::from(e.id.as_str())).collect(),
+            evals: evals.iter().map(|e| Rc::from(e.id.as_str())).collect(),
             allocs,
             hint: std::cell::Cell::new(0),
         }
@@ -622,7 +622,7 @@ impl FollowupIds {
     }
 
     /// [`FollowupIds::get`], as the shared eval ID.
-    fn get_shared(&self, pos: u32) -> Option<&Arc<str>> {
+    fn get_shared(&self, pos: u32) -> Option<&Rc<str>> {
         let h = self.hint.get();
         let near = [h, h + 1]
             .into_iter()
@@ -787,7 +787,7 @@ impl LazyNameIndex<'_> {
 
 /// Whether an entry's alloc has client status `unknown`: from the table's
 /// facts, or from the set's own copy.
-fn is_unknown(t: &Table<'_>, pos: u32, own: Option<&Arc<Allocation>>) -> bool {
+fn is_unknown(t: &Table<'_>, pos: u32, own: Option<&Rc<Allocation>>) -> bool {
     own.map_or(t.facts(pos).unknown(), |a| {
         a.client_status == ClientStatus::Unknown
     })
@@ -819,7 +819,7 @@ impl Reconciler<'_, '_> {
         &mut self,
         stops: &mut Vec<StopResult>,
         pos: u32,
-        alloc: &Arc<Allocation>,
+        alloc: &Rc<Allocation>,
         client_status: Option<ClientStatus>,
         desc: &'static str,
         reason: StopReason,
@@ -833,13 +833,13 @@ impl Reconciler<'_, '_> {
         &mut self,
         stops: &mut Vec<StopResult>,
         slot: Option<usize>,
-        alloc: &Arc<Allocation>,
+        alloc: &Rc<Allocation>,
         client_status: Option<ClientStatus>,
         desc: &'static str,
         reason: StopReason,
     ) {
         stops.push(StopResult {
-            alloc: Arc::clone(alloc),
+            alloc: Rc::clone(alloc),
             client_status,
             status_description: desc,
             followup_eval_id: String::new(),
@@ -1371,7 +1371,7 @@ impl Reconciler<'_, '_> {
                     self.result.destructive_update.push(DestructiveResult {
                         place_name: a.name.clone(),
                         task_group: tg.name.clone(),
-                        stop_alloc: Arc::clone(a),
+                        stop_alloc: Rc::clone(a),
                         stop_status_description: status::ALLOC_UPDATING,
                     });
                     self.explain.decide(t.slot(p), Decision::DestructiveUpdate);
@@ -1390,7 +1390,7 @@ impl Reconciler<'_, '_> {
         du.migrate += sets.migrate.len() as u64;
         for (p, a) in sets.migrate.name_order(t) {
             stops.push(StopResult {
-                alloc: Arc::clone(a),
+                alloc: Rc::clone(a),
                 client_status: None,
                 status_description: status::ALLOC_MIGRATING,
                 followup_eval_id: String::new(),
@@ -1406,7 +1406,7 @@ impl Reconciler<'_, '_> {
                 name: a.name.clone(),
                 task_group: tg.name.clone(),
                 canary: a.is_canary(),
-                previous_alloc: Some(Arc::clone(a)),
+                previous_alloc: Some(Rc::clone(a)),
                 reschedule: false,
                 lost: false,
                 downgrade_non_canary: is_canarying && !a.is_canary(),
@@ -1664,7 +1664,7 @@ impl Reconciler<'_, '_> {
             }
             // The replacements, found as the profile's Nomad found them
             // (`all` holds one alloc per ID, so positions tell IDs apart).
-            let mut chain: Vec<(u32, &Arc<Allocation>)> = Vec::new();
+            let mut chain: Vec<(u32, &Rc<Allocation>)> = Vec::new();
             match self.rules.replacement_lookup {
                 ReplacementLookup::NextAllocationChain => {
                     let mut next = r.next_allocation.as_str();
@@ -1757,9 +1757,9 @@ impl Reconciler<'_, '_> {
     ) {
         let t = self.table;
         let job = self.input.job.as_ref().expect("job");
-        let originals: Vec<(u32, Arc<Allocation>)> = reconnecting
+        let originals: Vec<(u32, Rc<Allocation>)> = reconnecting
             .iter(t)
-            .map(|(p, a)| (p, Arc::clone(a)))
+            .map(|(p, a)| (p, Rc::clone(a)))
             .collect();
         for (rp, r) in &originals {
             let rp = *rp;
@@ -1780,10 +1780,10 @@ impl Reconciler<'_, '_> {
                 }
                 continue;
             }
-            let twins: Vec<(u32, Arc<Allocation>)> = untainted
+            let twins: Vec<(u32, Rc<Allocation>)> = untainted
                 .iter(t)
                 .filter(|(_, u)| u.name == r.name)
-                .map(|(p, u)| (p, Arc::clone(u)))
+                .map(|(p, u)| (p, Rc::clone(u)))
                 .collect();
             for (up, u) in &twins {
                 let (Some(u_score), Some(r_score)) = (u.node_score, r.node_score) else {
@@ -1856,7 +1856,7 @@ impl Reconciler<'_, '_> {
                 continue;
             }
             updates.push(ReconnectUpdate {
-                alloc: Arc::clone(a),
+                alloc: Rc::clone(a),
                 at: self.input.now,
             });
             self.explain.decide(t.slot(p), Decision::Reconnect);
@@ -1893,8 +1893,8 @@ impl Reconciler<'_, '_> {
         let mut in_now = 0;
         for (p, a) in sets.disconnecting.iter(t) {
             let update = DisconnectUpdate {
-                alloc: Arc::clone(a),
-                followup_eval_id: ids.get_shared(p).map_or_else(|| Arc::from(""), Arc::clone),
+                alloc: Rc::clone(a),
+                followup_eval_id: ids.get_shared(p).map_or_else(|| Rc::from(""), Rc::clone),
                 at: input.now,
             };
             let replaced = split.now.contains_hinted(p, &mut in_now);
@@ -2014,13 +2014,13 @@ impl Reconciler<'_, '_> {
                 .disconnect_updates
                 .get_mut_hinted(id, &mut in_disconnect)
             {
-                u.followup_eval_id = shared.map_or_else(|| Arc::from(""), Arc::clone);
+                u.followup_eval_id = shared.map_or_else(|| Rc::from(""), Rc::clone);
             } else if let Some(m) = sets.migrate.own_mut(t, d.pos) {
                 m.followup_eval_id.clone_from(&eval_id);
             } else if all.contains_hinted(d.pos, &mut in_all) {
                 let mut copy = (**t.alloc(d.pos)).clone();
                 copy.followup_eval_id.clone_from(&eval_id);
-                attribute_updates.insert(Arc::new(copy));
+                attribute_updates.insert(Rc::new(copy));
             }
             self.explain.decide(
                 t.slot(d.pos),
@@ -2057,7 +2057,7 @@ impl Reconciler<'_, '_> {
         for (p, a) in sets.lost.iter(t) {
             let followup = followups.get(p).unwrap_or("").to_string();
             stops.push(StopResult {
-                alloc: Arc::clone(a),
+                alloc: Rc::clone(a),
                 client_status: Some(ClientStatus::Lost),
                 status_description: status::ALLOC_LOST,
                 followup_eval_id: followup,
@@ -2150,7 +2150,7 @@ impl Reconciler<'_, '_> {
                         stop: &mut Vec<u32>,
                         stops: &mut Vec<StopResult>,
                         p: u32,
-                        a: &Arc<Allocation>,
+                        a: &Rc<Allocation>,
                         remove: &mut i64| {
             stop.push(p);
             this.stop(
@@ -2252,7 +2252,7 @@ impl Reconciler<'_, '_> {
         let mut inplace = AllocSet::new();
         let mut destructive = PosSet::new();
         let mut ignore = 0u64;
-        let mut ask = |this: &mut Self, pos: u32, own: Option<&Arc<Allocation>>| {
+        let mut ask = |this: &mut Self, pos: u32, own: Option<&Rc<Allocation>>| {
             let a = own.unwrap_or(t.alloc(pos));
             match (this.update_fn)(a, job, tg) {
                 UpdateType::Ignore => ignore += 1,
@@ -2519,7 +2519,7 @@ fn compute_placements(
             name: a.name.clone(),
             task_group: tg.name.clone(),
             canary: a.is_canary(),
-            previous_alloc: Some(Arc::clone(a)),
+            previous_alloc: Some(Rc::clone(a)),
             reschedule: true,
             lost: false,
             downgrade_non_canary: is_canarying && !a.is_canary(),
@@ -2542,7 +2542,7 @@ fn compute_placements(
             name: a.name.clone(),
             task_group: tg.name.clone(),
             canary: a.is_canary(),
-            previous_alloc: Some(Arc::clone(a)),
+            previous_alloc: Some(Rc::clone(a)),
             reschedule: false,
             lost: true,
             downgrade_non_canary: is_canarying && !a.is_canary(),

@@ -15,7 +15,7 @@ use crate::model::{
 use crate::model::{Duration, ReconcileStrategy};
 use std::cell::Cell;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// Reschedules due within this window of `now` happen now (Nomad's
 /// `rescheduleWindowSize`, against clock drift between servers).
@@ -418,8 +418,8 @@ pub(crate) trait KeyFacts {
     /// The task group name as (length, prefix): names of up to 16 bytes
     /// are equal when these are.
     fn group(&self) -> (u32, u128);
-    /// Whether the alloc embeds `job` itself (the same `Arc`).
-    fn embeds(&self, job: &Arc<Job>) -> bool;
+    /// Whether the alloc embeds `job` itself (the same `Rc`).
+    fn embeds(&self, job: &Rc<Job>) -> bool;
     /// Plainly running ([`plainly_running`]), no migrate transition, no
     /// alloc states: [`plainly_fine`] on a node that is not tainted.
     fn plain(&self) -> bool;
@@ -440,8 +440,8 @@ impl KeyFacts for Allocation {
         (len, id_prefix(&self.task_group))
     }
     #[inline]
-    fn embeds(&self, job: &Arc<Job>) -> bool {
-        self.job.as_ref().is_some_and(|own| Arc::ptr_eq(own, job))
+    fn embeds(&self, job: &Rc<Job>) -> bool {
+        self.job.as_ref().is_some_and(|own| Rc::ptr_eq(own, job))
     }
     #[inline]
     fn plain(&self) -> bool {
@@ -465,8 +465,8 @@ impl KeyFacts for AllocKey {
         (self.group_len, self.group)
     }
     #[inline]
-    fn embeds(&self, job: &Arc<Job>) -> bool {
-        self.job == Arc::as_ptr(job).addr()
+    fn embeds(&self, job: &Rc<Job>) -> bool {
+        self.job == Rc::as_ptr(job).addr()
     }
     #[inline]
     fn plain(&self) -> bool {
@@ -515,7 +515,7 @@ impl AllocKey {
             id: alloc.id_prefix(),
             node: alloc.node_prefix(),
             group,
-            job: alloc.job.as_ref().map_or(0, |job| Arc::as_ptr(job).addr()),
+            job: alloc.job.as_ref().map_or(0, |job| Rc::as_ptr(job).addr()),
             group_len,
             flags: flag(alloc.plain(), AllocKey::PLAIN)
                 | flag(stopped_but_live, AllocKey::STOPPED_BUT_LIVE),
@@ -675,7 +675,7 @@ pub fn classify_each(
     for alloc in set.iter() {
         let (cat, rule) = classify_alloc_on(alloc, nodes.get(&alloc.node_id), cx);
         // `set` is in ID order, so each of the seven sets is too.
-        out.set_mut(cat).push_ordered(Arc::clone(alloc));
+        out.set_mut(cat).push_ordered(Rc::clone(alloc));
         rules.push((cat, rule));
     }
     (out, rules)
@@ -703,7 +703,7 @@ pub(crate) fn kept_unless_server_terminal(a: &Allocation) -> bool {
 #[derive(Debug, Clone)]
 pub struct DelayedReschedule {
     /// The alloc.
-    pub alloc: Arc<Allocation>,
+    pub alloc: Rc<Allocation>,
     /// When.
     pub reschedule_time: Time,
 }
@@ -782,7 +782,7 @@ pub fn split_rescheduleable(
         }
         if later {
             out.later.push(DelayedReschedule {
-                alloc: Arc::clone(&alloc),
+                alloc: Rc::clone(&alloc),
                 reschedule_time: time,
             });
         }
@@ -937,7 +937,7 @@ pub fn delay_by_stop_after(
         .filter_map(|a| {
             let t = a.wait_client_stop(now, legacy);
             t.after(now).then(|| DelayedReschedule {
-                alloc: Arc::clone(a),
+                alloc: Rc::clone(a),
                 reschedule_time: t,
             })
         })
@@ -952,7 +952,7 @@ pub fn delay_by_lost_after(
 ) -> Vec<DelayedReschedule> {
     set.iter()
         .map(|a| DelayedReschedule {
-            alloc: Arc::clone(a),
+            alloc: Rc::clone(a),
             reschedule_time: a.disconnect_timeout(now, rules.honour_legacy_disconnect_fields),
         })
         .collect()

@@ -6,7 +6,7 @@
 
 use crate::model::{Allocation, ClientStatus, Time};
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// The set an alloc fell in (Nomad's `allocCategory`), plus the states an
 /// alloc can be in before classification.
@@ -300,7 +300,7 @@ impl Decision {
 #[derive(Debug, Clone)]
 pub struct AllocDecision {
     /// The alloc as the reconciler saw it when it classified it.
-    pub alloc: Arc<Allocation>,
+    pub alloc: Rc<Allocation>,
     /// The set it fell in.
     pub set: AllocCategory,
     /// The rule that put it there.
@@ -339,7 +339,7 @@ macro_rules! alloc_accessors {
 impl AllocDecision {
     /// A record of `alloc`.
     pub fn new(
-        alloc: Arc<Allocation>,
+        alloc: Rc<Allocation>,
         set: AllocCategory,
         rule: ClassifyRule,
         decision: Decision,
@@ -424,7 +424,7 @@ impl<'de> Deserialize<'de> for AllocDecision {
             ..Default::default()
         };
         Ok(AllocDecision::new(
-            Arc::new(alloc),
+            Rc::new(alloc),
             r.set,
             r.rule,
             r.decision,
@@ -653,7 +653,7 @@ impl Decisions {
     /// When `allocs` is shorter than that input.
     pub fn iter<'a>(
         &'a self,
-        allocs: &'a [Arc<Allocation>],
+        allocs: &'a [Rc<Allocation>],
     ) -> impl Iterator<Item = DecisionRef<'a>> + 'a {
         self.iter_where(allocs, |_| true)
     }
@@ -663,7 +663,7 @@ impl Decisions {
     /// this skips without resolving them.
     pub fn iter_changes<'a>(
         &'a self,
-        allocs: &'a [Arc<Allocation>],
+        allocs: &'a [Rc<Allocation>],
     ) -> impl Iterator<Item = DecisionRef<'a>> + 'a {
         self.iter_where(allocs, |d| {
             !matches!(d, Compact::Keep | Compact::Skip | Compact::Ignore)
@@ -673,7 +673,7 @@ impl Decisions {
     /// The live records whose compact decision passes `wanted`, resolved.
     fn iter_where<'a>(
         &'a self,
-        allocs: &'a [Arc<Allocation>],
+        allocs: &'a [Rc<Allocation>],
         wanted: fn(Compact) -> bool,
     ) -> impl Iterator<Item = DecisionRef<'a>> + 'a {
         self.records
@@ -692,7 +692,7 @@ impl Decisions {
     }
 
     /// The records as owned [`AllocDecision`]s (see [`Decisions::iter`]).
-    pub fn to_vec(&self, allocs: &[Arc<Allocation>]) -> Vec<AllocDecision> {
+    pub fn to_vec(&self, allocs: &[Rc<Allocation>]) -> Vec<AllocDecision> {
         self.iter(allocs).map(DecisionRef::into_owned).collect()
     }
 }
@@ -702,7 +702,7 @@ impl Decisions {
 #[derive(Debug, Clone)]
 pub struct DecisionRef<'a> {
     /// The alloc as the reconciler saw it when it classified it.
-    pub alloc: &'a Arc<Allocation>,
+    pub alloc: &'a Rc<Allocation>,
     /// The set it fell in.
     pub set: AllocCategory,
     /// The rule that put it there.
@@ -715,7 +715,7 @@ impl DecisionRef<'_> {
     alloc_accessors!();
     /// The record as an owned [`AllocDecision`] (sharing the alloc).
     pub fn into_owned(self) -> AllocDecision {
-        AllocDecision::new(Arc::clone(self.alloc), self.set, self.rule, self.decision)
+        AllocDecision::new(Rc::clone(self.alloc), self.set, self.rule, self.decision)
     }
 }
 

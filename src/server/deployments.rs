@@ -29,7 +29,7 @@ use crate::sim::queue::Tick;
 use crate::sim::trace::{TraceEvent, short};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// `perJobEvalBatchPeriod`: how long the watcher batches before it
 /// creates its eval.
@@ -226,7 +226,7 @@ impl Server {
     }
 
     /// The allocs of a deployment, by ID (`AllocsByDeployment`).
-    fn deployment_allocs(&self, deployment: &Deployment) -> Vec<Arc<Allocation>> {
+    fn deployment_allocs(&self, deployment: &Deployment) -> Vec<Rc<Allocation>> {
         self.job_allocs(&deployment.job_id)
             .into_iter()
             .filter(|alloc| alloc.deployment_id == deployment.id)
@@ -305,7 +305,7 @@ impl Server {
             .state
             .jobs
             .get(&deployment.job_id)
-            .map(|r| Arc::clone(&r.job));
+            .map(|r| Rc::clone(&r.job));
         for alloc in self.deployment_allocs(deployment) {
             let Some(state) = deployment.task_groups.get(&alloc.task_group) else {
                 continue;
@@ -483,7 +483,7 @@ impl Server {
             .state
             .jobs
             .get(&deployment.job_id)
-            .map(|r| Arc::clone(&r.job));
+            .map(|r| Rc::clone(&r.job));
         let mut fail = false;
         let mut rollback = false;
         for (group, state) in &deployment.task_groups {
@@ -607,7 +607,7 @@ impl Server {
         let Some(spec) = record.specs.get(&version).cloned() else {
             return;
         };
-        let old = Arc::clone(&record.job);
+        let old = Rc::clone(&record.job);
         let index = self.bump_index();
         let mut job = super::jobs::build_job(&spec);
         job.version = old.version + 1;
@@ -616,12 +616,12 @@ impl Server {
         job.job_modify_index = index;
         job.status = "running".to_string();
         let new_version = job.version;
-        let job = Arc::new(job);
+        let job = Rc::new(job);
         let record: &mut JobRecord = match self.state.jobs.get_mut(job_id) {
             Some(record) => record,
             None => return,
         };
-        record.job = Arc::clone(&job);
+        record.job = Rc::clone(&job);
         record.specs.insert(new_version, spec);
         // The watcher upserts a copy of the stable job, `Stable` flag and all
         // (unlike `Job.Revert`, which clears it).
@@ -644,7 +644,7 @@ impl Server {
             .state
             .jobs
             .get(&deployment.job_id)
-            .map(|r| Arc::clone(&r.job))
+            .map(|r| Rc::clone(&r.job))
         else {
             return;
         };
@@ -766,7 +766,7 @@ impl Server {
         &self,
         deployment: &Deployment,
         groups: Option<&[String]>,
-    ) -> Result<Vec<Arc<Allocation>>, Vec<String>> {
+    ) -> Result<Vec<Rc<Allocation>>, Vec<String>> {
         let chosen = |group: &str| groups.is_none_or(|g| g.iter().any(|n| n == group));
         let canaries: BTreeSet<&String> = crate::cold_sort::set_from(
             deployment
@@ -774,7 +774,7 @@ impl Server {
                 .values()
                 .flat_map(|s| s.placed_canaries.iter()),
         );
-        let promotable: Vec<Arc<Allocation>> = self
+        let promotable: Vec<Rc<Allocation>> = self
             .deployment_allocs(deployment)
             .into_iter()
             .filter(|a| {
@@ -813,7 +813,7 @@ impl Server {
         now: Tick,
         id: &str,
         groups: Option<&[String]>,
-        promotable: Vec<Arc<Allocation>>,
+        promotable: Vec<Rc<Allocation>>,
         detail: String,
         out: &mut Vec<ServerEffect>,
     ) {

@@ -13,7 +13,7 @@ use crate::scenario::format::{GroupSpec, JobSpec};
 use crate::sim::queue::Tick;
 use crate::sim::trace::TraceEvent;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// Nomad's default reschedule policy for a job type.
 pub fn default_reschedule(job_type: &JobType) -> Option<ReschedulePolicy> {
@@ -214,18 +214,18 @@ impl Server {
         job.job_modify_index = index;
         job.status = if stop { "dead" } else { "running" }.to_string();
         let version = job.version;
-        let job = Arc::new(job);
+        let job = Rc::new(job);
         let record = self
             .state
             .jobs
             .entry(spec.id.clone())
             .or_insert_with(|| JobRecord {
-                job: Arc::clone(&job),
+                job: Rc::clone(&job),
                 specs: BTreeMap::new(),
                 stopped_versions: BTreeSet::new(),
             });
-        record.job = Arc::clone(&job);
-        record.specs.insert(version, Arc::new(spec.clone()));
+        record.job = Rc::clone(&job);
+        record.specs.insert(version, Rc::new(spec.clone()));
         if stop {
             record.stopped_versions.insert(version);
         }
@@ -310,12 +310,12 @@ impl Server {
         job.modify_index = index;
         job.job_modify_index = index;
         job.status = "dead".to_string();
-        let job = Arc::new(job);
+        let job = Rc::new(job);
         if let Some(spec) = record.spec(record.job.version).cloned() {
             record.specs.insert(job.version, spec);
         }
         record.stopped_versions.insert(job.version);
-        record.job = Arc::clone(&job);
+        record.job = Rc::clone(&job);
         out.push(ServerEffect::Trace(TraceEvent::Job {
             job: job_id.into(),
             version: job.version,

@@ -16,7 +16,7 @@ use crate::sim::queue::{Seconds, Tick, push_seconds, seconds_len};
 use crate::sim::rng::Rng;
 use crate::sim::trace::{NodeName, NodeStatusChange, RpcName, TraceEvent, short};
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// Nomad's `nodeStatusTransitionRequiresEval`.
 pub fn transition_requires_eval(new: &NodeStatus, old: &NodeStatus) -> bool {
@@ -317,7 +317,7 @@ impl Server {
         }
         for job_id in jobs {
             let job = match self.state.jobs.get(&job_id) {
-                Some(record) => Arc::clone(&record.job),
+                Some(record) => Rc::clone(&record.job),
                 None => match self
                     .node_allocs(node)
                     .iter()
@@ -466,8 +466,8 @@ impl Server {
         }
         for (job_id, trigger) in job_evals {
             let job = match self.state.jobs.get(&job_id) {
-                Some(record) => Arc::clone(&record.job),
-                None => Arc::new(crate::model::Job {
+                Some(record) => Rc::clone(&record.job),
+                None => Rc::new(crate::model::Job {
                     id: job_id.clone(),
                     priority: 50,
                     job_type: JobType::Service,
@@ -540,7 +540,7 @@ impl Server {
             self.put_alloc(updated);
         }
         for job_id in jobs {
-            if let Some(job) = self.state.jobs.get(&job_id).map(|r| Arc::clone(&r.job)) {
+            if let Some(job) = self.state.jobs.get(&job_id).map(|r| Rc::clone(&r.job)) {
                 self.create_eval(now, &job, "node-drain", node, None, "", out);
             }
         }

@@ -16,7 +16,7 @@ use crate::sim::queue::Tick;
 use crate::sim::trace::{SharedText, TraceEvent, short};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// A stop in a plan (the normalized form: only what Nomad keeps).
 #[derive(Debug, Clone, PartialEq)]
@@ -39,7 +39,7 @@ pub struct PlanStop {
 #[derive(Debug, Clone, PartialEq)]
 pub enum PlanAlloc {
     /// The alloc to write.
-    Whole(Arc<Allocation>),
+    Whole(Rc<Allocation>),
     /// The alloc with its reconnect mark appended.
     Reconnect(ReconnectUpdate),
 }
@@ -59,7 +59,7 @@ impl PlanAlloc {
     /// reference, else copied).
     pub fn into_alloc(self) -> Allocation {
         match self {
-            PlanAlloc::Whole(alloc) => Arc::unwrap_or_clone(alloc),
+            PlanAlloc::Whole(alloc) => Rc::unwrap_or_clone(alloc),
             PlanAlloc::Reconnect(update) => update.to_alloc(),
         }
     }
@@ -113,11 +113,11 @@ impl Plan {
 
     /// Adds an alloc to write.
     pub fn write(&mut self, alloc: Allocation) {
-        self.write_shared(Arc::new(alloc));
+        self.write_shared(Rc::new(alloc));
     }
 
     /// Adds an alloc to write, shared.
-    pub fn write_shared(&mut self, alloc: Arc<Allocation>) {
+    pub fn write_shared(&mut self, alloc: Rc<Allocation>) {
         self.write_entry(PlanAlloc::Whole(alloc));
     }
 
@@ -423,7 +423,7 @@ impl Server {
                             self.state
                                 .allocs
                                 .get(&update.alloc.id)
-                                .is_some_and(|stored| Arc::ptr_eq(stored, &update.alloc)),
+                                .is_some_and(|stored| Rc::ptr_eq(stored, &update.alloc)),
                             "a reconnect update's alloc is not the stored one"
                         );
                         !update.alloc.terminal_status()
@@ -631,7 +631,7 @@ impl Server {
             let mut touched = false;
             // Stops are denormalized from the state before the plan (one
             // entry per stop, in the plan's order).
-            let before: Vec<Option<Arc<Allocation>>> = stops
+            let before: Vec<Option<Rc<Allocation>>> = stops
                 .iter()
                 .map(|s| self.state.allocs.get(&s.alloc_id).cloned())
                 .collect();
@@ -784,7 +784,7 @@ impl Server {
             }
         }
         for job_id in preempting_jobs {
-            if let Some(job) = self.state.jobs.get(&job_id).map(|r| Arc::clone(&r.job)) {
+            if let Some(job) = self.state.jobs.get(&job_id).map(|r| Rc::clone(&r.job)) {
                 self.create_eval(now, &job, "preemption", "", None, "", out);
             }
         }

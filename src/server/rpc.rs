@@ -5,7 +5,7 @@
 use crate::model::alloc::{Allocation, TaskStates};
 use crate::sim::queue::{push_seconds, seconds_len};
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// What a client reports about one alloc (the client-owned fields Nomad's
 /// `allocSync` sends).
@@ -141,12 +141,12 @@ pub enum Reply {
     /// The allocs on the node, full objects.
     Allocs {
         /// Server allocs for the node.
-        allocs: Vec<Arc<Allocation>>,
+        allocs: Vec<Rc<Allocation>>,
     },
     /// One alloc, or none.
     Alloc {
         /// The alloc if it exists.
-        alloc: Option<Arc<Allocation>>,
+        alloc: Option<Rc<Allocation>>,
     },
     /// The RPC failed with this error.
     Error {

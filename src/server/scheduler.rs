@@ -30,7 +30,7 @@ use crate::sim::trace::{
 };
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
 mod memo;
 mod placement;
@@ -43,8 +43,8 @@ pub use placement::PlacementIndex;
 /// (built once with it instead of once per reconcile).
 #[derive(Debug, Clone)]
 pub struct TaintedNodes {
-    map: Arc<BTreeMap<String, Option<Node>>>,
-    index: Arc<TaintedIndex>,
+    map: Rc<BTreeMap<String, Option<Node>>>,
+    index: Rc<TaintedIndex>,
 }
 
 /// The most attempts one eval makes. Nomad's `retryMax` has no such bound
@@ -148,7 +148,7 @@ enum AttemptPlan {
     Built(Plan),
     /// The kept attempt ([`KeptAttempt`]), with the applier's reasons for
     /// refusing each of its nodes now, in the plan's node order.
-    Kept(Arc<KeptAttempt>, Vec<Cow<'static, str>>),
+    Kept(Rc<KeptAttempt>, Vec<Cow<'static, str>>),
 }
 
 /// An attempt whose plan the applier refused whole, kept with the job's
@@ -192,7 +192,7 @@ impl Attempt {
     }
 
     /// Reuses a kept attempt whose plan the applier refuses (`refused`).
-    fn kept(kept: Arc<KeptAttempt>, refused: Vec<Cow<'static, str>>) -> Attempt {
+    fn kept(kept: Rc<KeptAttempt>, refused: Vec<Cow<'static, str>>) -> Attempt {
         Attempt {
             failed: Vec::new(),
             followups: Vec::new(),
@@ -225,7 +225,7 @@ impl Attempt {
         lines: &[SharedText],
         applied: &super::plan::ApplyResult,
         persist_reconnect_mark: bool,
-    ) -> Option<Arc<KeptAttempt>> {
+    ) -> Option<Rc<KeptAttempt>> {
         if !self.may_be_kept() {
             return None;
         }
@@ -235,14 +235,14 @@ impl Attempt {
         if applied.written != 0 || applied.rejected != plan.parts().count() {
             return None;
         }
-        let kept = Arc::new(KeptAttempt {
+        let kept = Rc::new(KeptAttempt {
             plan: std::mem::take(plan),
             lines: lines.to_vec(),
             reasons: self.reasons.clone(),
             desired_tg_updates: self.desired_tg_updates.clone(),
             persist_reconnect_mark,
         });
-        self.plan = AttemptPlan::Kept(Arc::clone(&kept), Vec::new());
+        self.plan = AttemptPlan::Kept(Rc::clone(&kept), Vec::new());
         Some(kept)
     }
 }
@@ -269,7 +269,7 @@ struct Processed {
 type Placement<'a> = (
     &'a str,
     &'a str,
-    Option<&'a Arc<Allocation>>,
+    Option<&'a Rc<Allocation>>,
     bool,
     bool,
     bool,
@@ -529,7 +529,7 @@ fn failed_line(failed: &[String]) -> SharedText {
 fn alloc_reasons(
     texts: &mut SharedTexts,
     result: &ReconcileResult,
-    allocs: &[Arc<Allocation>],
+    allocs: &[Rc<Allocation>],
 ) -> AllocReasons {
     let mut reasons = AllocReasonsBuilder::default();
     // Room for the usual text at once (it grew part by part); written
@@ -580,15 +580,11 @@ impl Server {
         // The stored record, shared while the eval is scheduled instead of
         // copied; let go before the record is written below, so that the
         // write does not copy it either.
-        let Some(record) = self.state.evals.get(&id).map(Arc::clone) else {
+        let Some(record) = self.state.evals.get(&id).map(Rc::clone) else {
             return;
         };
         let eval = &record.eval;
-        let job = self
-            .state
-            .jobs
-            .get(&eval.job_id)
-            .map(|r| Arc::clone(&r.job));
+        let job = self.state.jobs.get(&eval.job_id).map(|r| Rc::clone(&r.job));
         let system = job
             .as_ref()
             .map(|j| matches!(j.job_type, JobType::System | JobType::SysBatch))
@@ -633,7 +629,7 @@ impl Server {
         let index = self.bump_index();
         let still_blocked = status == EvalStatus::Blocked;
         if let Some(record) = self.state.evals.get_mut(&id) {
-            let record = Arc::make_mut(record);
+            let record = Rc::make_mut(record);
             record.eval.status = status.clone();
             record.eval.modify_index = index;
             record.eval.modify_time = tick_time(now);
@@ -680,7 +676,7 @@ impl Server {
     /// one node updates it: [`Server::tainted_node_written`]). Nodes are never removed and allocs are placed
     /// only on stored nodes, so no alloc's node is gone (debug builds check
     /// it, and that the cache and its table are current).
-    fn cluster_tainted_nodes(&mut self, allocs: &[Arc<Allocation>]) -> TaintedNodes {
+    fn cluster_tainted_nodes(&mut self, allocs: &[Rc<Allocation>]) -> TaintedNodes {
         debug_assert!(
             allocs
                 .iter()
@@ -702,8 +698,8 @@ impl Server {
             None => {
                 let map = self.cluster_tainted();
                 let cluster = TaintedNodes {
-                    index: Arc::new(TaintedIndex::new(&map)),
-                    map: Arc::new(map),
+                    index: Rc::new(TaintedIndex::new(&map)),
+                    map: Rc::new(map),
                 };
                 self.state.tainted_cache = super::TaintedCache(Some(cluster.clone()));
                 cluster
@@ -715,7 +711,7 @@ impl Server {
     /// disconnected or draining, or gone (`None`) (the node reconciler of
     /// system jobs also asks which nodes are tainted, so it gets exactly
     /// these).
-    fn tainted_nodes(&mut self, allocs: &[Arc<Allocation>]) -> BTreeMap<String, Option<Node>> {
+    fn tainted_nodes(&mut self, allocs: &[Rc<Allocation>]) -> BTreeMap<String, Option<Node>> {
         let cluster = self.cluster_tainted_nodes(allocs).map;
         if cluster.is_empty() {
             return BTreeMap::new();
@@ -757,7 +753,7 @@ impl Server {
             (Some(record), Some(Some(kept))) if *kept == record.node => return,
             _ => {}
         }
-        let map = Arc::make_mut(&mut cluster.map);
+        let map = Rc::make_mut(&mut cluster.map);
         match node {
             Some(record) => match map.get_mut(id) {
                 Some(entry) => {
@@ -779,7 +775,7 @@ impl Server {
                 map.remove(id);
             }
         }
-        cluster.index = Arc::new(TaintedIndex::new(map));
+        cluster.index = Rc::new(TaintedIndex::new(map));
     }
 
     /// Service and batch jobs.
@@ -787,7 +783,7 @@ impl Server {
         &mut self,
         now: Tick,
         eval: &Evaluation,
-        job: Option<&Arc<Job>>,
+        job: Option<&Rc<Job>>,
         out: &mut Vec<ServerEffect>,
     ) -> (EvalStatus, Processed) {
         let batch = job.is_some_and(|j| j.job_type == JobType::Batch);
@@ -963,7 +959,7 @@ impl Server {
     }
 
     /// One attempt: reconcile and build the plan.
-    fn compute_generic(&mut self, now: Tick, eval: &Evaluation, job: Option<&Arc<Job>>) -> Attempt {
+    fn compute_generic(&mut self, now: Tick, eval: &Evaluation, job: Option<&Rc<Job>>) -> Attempt {
         let now_time = tick_time(now);
         // The job's alloc list, shared: copied only for a new run.
         let list = self.state.allocs_by_job.get(&eval.job_id).cloned();
@@ -1056,7 +1052,7 @@ impl Server {
             keys,
             eval_id: Cow::Borrowed(&eval.id),
             eval_priority: eval.priority,
-            tainted_nodes: Arc::clone(&tainted.map),
+            tainted_nodes: Rc::clone(&tainted.map),
             now: now_time,
         };
         let seed = self.id_seed;
@@ -1105,7 +1101,7 @@ impl Server {
                     id
                 };
                 let input = input();
-                let result = Arc::new(reconcile_indexed(
+                let result = Rc::new(reconcile_indexed(
                     &input,
                     &tainted.index,
                     &options,
@@ -1251,14 +1247,14 @@ impl Server {
                 alloc.deployment_status = None;
                 plan.write(alloc);
             } else {
-                plan.write_shared(Arc::clone(alloc));
+                plan.write_shared(Rc::clone(alloc));
             }
         }
         for alloc in result.attribute_updates.iter() {
             if result.disconnect_updates.contains(&alloc.id) {
                 continue;
             }
-            plan.write_shared(Arc::clone(alloc));
+            plan.write_shared(Rc::clone(alloc));
         }
         let Some(job) = job else {
             return (Vec::new(), String::new());
@@ -1285,7 +1281,7 @@ impl Server {
         }
         let mut failed = Vec::new();
         // Taken when the first alloc is placed (most plans place none).
-        let mut job_arc: Option<Arc<Job>> = None;
+        let mut job_arc: Option<Rc<Job>> = None;
         // Destructive updates: stop the old alloc, place its successor.
         let mut placements: Vec<Placement<'_>> = Vec::new();
         for update in &result.destructive_update {
@@ -1351,7 +1347,7 @@ impl Server {
                         node_id: node,
                         node_name,
                         job_id: job.id.clone(),
-                        job: Some(Arc::clone(job_arc)),
+                        job: Some(Rc::clone(job_arc)),
                         task_group: group.to_string(),
                         desired_status: DesiredStatus::Run,
                         client_status: ClientStatus::Pending,
@@ -1414,12 +1410,12 @@ impl Server {
         (failed, deployment_id)
     }
 
-    /// The stored job's `Arc` when `job` is that very job (the allocs a
+    /// The stored job's `Rc` when `job` is that very job (the allocs a
     /// plan places then share it), else a copy.
-    fn shared_job(&self, job: &Job) -> Arc<Job> {
+    fn shared_job(&self, job: &Job) -> Rc<Job> {
         match self.state.jobs.get(&job.id) {
-            Some(record) if std::ptr::eq(Arc::as_ptr(&record.job), job) => Arc::clone(&record.job),
-            _ => Arc::new(job.clone()),
+            Some(record) if std::ptr::eq(Rc::as_ptr(&record.job), job) => Rc::clone(&record.job),
+            _ => Rc::new(job.clone()),
         }
     }
 
@@ -1646,7 +1642,7 @@ impl Server {
         for id in feasible_full {
             let record = &self.state.nodes[id];
             let (used_cpu, used_mem) = self.used(id, usage);
-            let mut candidates: Vec<Arc<Allocation>> = self
+            let mut candidates: Vec<Rc<Allocation>> = self
                 .node_allocs(id)
                 .into_iter()
                 .filter(|a| !a.terminal_status() && !planned.contains(&a.id))
@@ -1917,7 +1913,7 @@ impl Server {
                 updates.destructive_update += 1;
             } else {
                 let mut updated = alloc.clone();
-                updated.job = Some(Arc::clone(&job_arc));
+                updated.job = Some(Rc::clone(&job_arc));
                 plan.write(updated);
                 updates.in_place_update += 1;
             }
@@ -1952,7 +1948,7 @@ impl Server {
                         node_id: node.clone(),
                         node_name,
                         job_id: job.id.clone(),
-                        job: Some(Arc::clone(&job_arc)),
+                        job: Some(Rc::clone(&job_arc)),
                         task_group: group.clone(),
                         desired_status: DesiredStatus::Run,
                         client_status: ClientStatus::Pending,
@@ -2135,8 +2131,8 @@ fn changed_job_update(
         return UpdateType::Destructive;
     }
     let mut updated = alloc.clone();
-    updated.job = Some(Arc::new(job.clone()));
-    UpdateType::InPlace(Arc::new(updated))
+    updated.job = Some(Rc::new(job.clone()));
+    UpdateType::InPlace(Rc::new(updated))
 }
 
 #[allow(dead_code)]

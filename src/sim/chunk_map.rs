@@ -1,12 +1,12 @@
 //! A sorted map whose clones share structure, for the state store's big
-//! tables. The entries live in sorted chunks of a few dozen behind `Arc`s:
+//! tables. The entries live in sorted chunks of a few dozen behind `Rc`s:
 //! cloning the map copies one pointer per chunk, and a write copies only
 //! the chunk it touches, and only while another clone still shares it.
 //!
 //! The history keeps a clone of the whole world every few steps
 //! ([`super::history`]); with the tables in these maps, those clones share
 //! every chunk the steps in between left alone. Each entry of a map sits
-//! behind its own `Arc` too, so a chunk copied for one write shares the
+//! behind its own `Rc` too, so a chunk copied for one write shares the
 //! other entries (their keys and values) instead of copying them. A lookup
 //! is two binary searches over the keys' first eight bytes ([`SortKey`]),
 //! kept as numbers beside the entries (each chunk's first in a flat list,
@@ -22,7 +22,7 @@ use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// A key a [`ChunkMap`] can order by a number first: its prefix, ordered
 /// as the keys are (two keys whose prefixes differ compare as their
@@ -175,17 +175,17 @@ pub fn compare_text(entry: &str, key_prefix: u64, key: &str) -> Ordering {
 const CHUNK: usize = 32;
 
 /// The part [`ChunkMap`] and [`ChunkVec`] share: items in order, in chunks
-/// behind `Arc`s (a clone copies one pointer per chunk), and their count.
+/// behind `Rc`s (a clone copies one pointer per chunk), and their count.
 struct Chunks<T> {
-    chunks: Vec<Arc<Vec<T>>>,
+    chunks: Vec<Rc<Vec<T>>>,
     len: usize,
 }
 
 /// Every chunk's items in turn.
 type ChunkItems<'a, T> = std::iter::FlatMap<
-    std::slice::Iter<'a, Arc<Vec<T>>>,
+    std::slice::Iter<'a, Rc<Vec<T>>>,
     std::slice::Iter<'a, T>,
-    fn(&'a Arc<Vec<T>>) -> std::slice::Iter<'a, T>,
+    fn(&'a Rc<Vec<T>>) -> std::slice::Iter<'a, T>,
 >;
 
 impl<T> Clone for Chunks<T> {
@@ -209,10 +209,10 @@ impl<T> Default for Chunks<T> {
 impl<T> Chunks<T> {
     /// The items in order.
     fn items<'a>(&'a self) -> ChunkItems<'a, T> {
-        fn chunk_items<T>(chunk: &Arc<Vec<T>>) -> std::slice::Iter<'_, T> {
+        fn chunk_items<T>(chunk: &Rc<Vec<T>>) -> std::slice::Iter<'_, T> {
             chunk.iter()
         }
-        let chunk_items: fn(&'a Arc<Vec<T>>) -> std::slice::Iter<'a, T> = chunk_items;
+        let chunk_items: fn(&'a Rc<Vec<T>>) -> std::slice::Iter<'a, T> = chunk_items;
         self.chunks.iter().flat_map(chunk_items)
     }
 
@@ -225,11 +225,11 @@ impl<T> Chunks<T> {
             core.len += 1;
             if chunk.len() == per_chunk {
                 let full = std::mem::replace(&mut chunk, Vec::with_capacity(per_chunk));
-                core.chunks.push(Arc::new(full));
+                core.chunks.push(Rc::new(full));
             }
         }
         if !chunk.is_empty() {
-            core.chunks.push(Arc::new(chunk));
+            core.chunks.push(Rc::new(chunk));
         }
         core
     }
@@ -241,11 +241,11 @@ impl<T> Chunks<T> {
         T: Clone,
     {
         match self.chunks.last_mut() {
-            Some(last) if last.len() < per_chunk => Arc::make_mut(last).push(item),
+            Some(last) if last.len() < per_chunk => Rc::make_mut(last).push(item),
             _ => {
                 let mut chunk = Vec::with_capacity(per_chunk);
                 chunk.push(item);
-                self.chunks.push(Arc::new(chunk));
+                self.chunks.push(Rc::new(chunk));
             }
         }
         self.len += 1;
@@ -266,7 +266,7 @@ struct Slot<K, V> {
     /// The key's [`SortKey::prefix`].
     prefix: u64,
     /// The key and the value.
-    entry: Arc<(K, V)>,
+    entry: Rc<(K, V)>,
 }
 
 impl<K: SortKey, V> Slot<K, V> {
@@ -274,7 +274,7 @@ impl<K: SortKey, V> Slot<K, V> {
     fn new(key: K, value: V) -> Self {
         Slot {
             prefix: key.prefix(),
-            entry: Arc::new((key, value)),
+            entry: Rc::new((key, value)),
         }
     }
 }
@@ -283,7 +283,7 @@ impl<K, V> Clone for Slot<K, V> {
     fn clone(&self) -> Self {
         Slot {
             prefix: self.prefix,
-            entry: Arc::clone(&self.entry),
+            entry: Rc::clone(&self.entry),
         }
     }
 }
@@ -308,8 +308,8 @@ pub struct ChunkMap<K, V> {
 
 /// The value of an entry taken out of a map: moved out when nothing else
 /// shares the entry, else copied.
-fn take_value<K, V: Clone>(entry: Arc<(K, V)>) -> V {
-    Arc::try_unwrap(entry).map_or_else(|shared| shared.1.clone(), |(_, value)| value)
+fn take_value<K, V: Clone>(entry: Rc<(K, V)>) -> V {
+    Rc::try_unwrap(entry).map_or_else(|shared| shared.1.clone(), |(_, value)| value)
 }
 
 impl<K, V> Clone for ChunkMap<K, V> {
@@ -476,8 +476,8 @@ impl<K: SortKey + Clone, V: Clone> ChunkMap<K, V> {
         Q: SortKey + ?Sized,
     {
         let (chunk_idx, entry_idx) = self.find(key)?;
-        let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
-        Some(&mut Arc::make_mut(&mut chunk[entry_idx].entry).1)
+        let chunk = Rc::make_mut(&mut self.core.chunks[chunk_idx]);
+        Some(&mut Rc::make_mut(&mut chunk[entry_idx].entry).1)
     }
 
     /// Inserts or replaces; returns the old value.
@@ -485,15 +485,15 @@ impl<K: SortKey + Clone, V: Clone> ChunkMap<K, V> {
         if self.core.chunks.is_empty() {
             let slot = Slot::new(key, value);
             self.firsts.push(slot.prefix);
-            self.core.chunks.push(Arc::new(vec![slot]));
+            self.core.chunks.push(Rc::new(vec![slot]));
             self.core.len = 1;
             return None;
         }
         let (chunk_idx, position) = self.search(&key);
         match position {
             Ok(entry_idx) => {
-                let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
-                let old = std::mem::replace(&mut chunk[entry_idx].entry, Arc::new((key, value)));
+                let chunk = Rc::make_mut(&mut self.core.chunks[chunk_idx]);
+                let old = std::mem::replace(&mut chunk[entry_idx].entry, Rc::new((key, value)));
                 Some(take_value(old))
             }
             Err(entry_idx) => {
@@ -518,13 +518,13 @@ impl<K: SortKey + Clone, V: Clone> ChunkMap<K, V> {
         let (chunk_idx, position) = self.search(key);
         match position {
             Ok(entry_idx) => {
-                let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
+                let chunk = Rc::make_mut(&mut self.core.chunks[chunk_idx]);
                 let entry = &mut chunk[entry_idx].entry;
-                Some(match Arc::get_mut(entry) {
+                Some(match Rc::get_mut(entry) {
                     Some((_, stored)) => std::mem::replace(stored, value),
                     None => {
                         let key = entry.0.clone();
-                        take_value(std::mem::replace(entry, Arc::new((key, value))))
+                        take_value(std::mem::replace(entry, Rc::new((key, value))))
                     }
                 })
             }
@@ -539,13 +539,13 @@ impl<K: SortKey + Clone, V: Clone> ChunkMap<K, V> {
     /// (where [`ChunkMap::search`] placed its key), splitting the chunk
     /// when it grows past twice [`CHUNK`].
     fn insert_at(&mut self, chunk_idx: usize, entry_idx: usize, key: K, value: V) {
-        let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
+        let chunk = Rc::make_mut(&mut self.core.chunks[chunk_idx]);
         chunk.insert(entry_idx, Slot::new(key, value));
         self.core.len += 1;
         let split = chunk.len() > 2 * CHUNK;
         if split {
             let upper = chunk.split_off(chunk.len() / 2);
-            self.core.chunks.insert(chunk_idx + 1, Arc::new(upper));
+            self.core.chunks.insert(chunk_idx + 1, Rc::new(upper));
             self.firsts
                 .insert(chunk_idx + 1, self.first_prefix(chunk_idx + 1));
         }
@@ -560,18 +560,18 @@ impl<K: SortKey + Clone, V: Clone> ChunkMap<K, V> {
             self.insert(key.clone(), make());
         }
         let (chunk_idx, entry_idx) = self.find(&key).expect("the key was just inserted");
-        let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
-        &mut Arc::make_mut(&mut chunk[entry_idx].entry).1
+        let chunk = Rc::make_mut(&mut self.core.chunks[chunk_idx]);
+        &mut Rc::make_mut(&mut chunk[entry_idx].entry).1
     }
 
     /// Removes the first entry; returns it.
     pub fn pop_first(&mut self) -> Option<(K, V)> {
         let first = self.core.chunks.first_mut()?;
-        let chunk = Arc::make_mut(first);
+        let chunk = Rc::make_mut(first);
         let entry = chunk.remove(0).entry;
         self.removed_first(0);
         self.core.len -= 1;
-        Some(Arc::try_unwrap(entry).unwrap_or_else(|shared| (*shared).clone()))
+        Some(Rc::try_unwrap(entry).unwrap_or_else(|shared| (*shared).clone()))
     }
 
     /// Keeps only the entries for which `keep` holds (copies only the
@@ -586,7 +586,7 @@ impl<K: SortKey + Clone, V: Clone> ChunkMap<K, V> {
                 .collect();
             if kept.contains(&false) {
                 let mut verdicts = kept.into_iter();
-                Arc::make_mut(chunk).retain(|_| verdicts.next().unwrap_or(true));
+                Rc::make_mut(chunk).retain(|_| verdicts.next().unwrap_or(true));
             }
             len += chunk.len();
         }
@@ -602,7 +602,7 @@ impl<K: SortKey + Clone, V: Clone> ChunkMap<K, V> {
         Q: SortKey + ?Sized,
     {
         let (chunk_idx, entry_idx) = self.find(key)?;
-        let chunk = Arc::make_mut(&mut self.core.chunks[chunk_idx]);
+        let chunk = Rc::make_mut(&mut self.core.chunks[chunk_idx]);
         let value = take_value(chunk.remove(entry_idx).entry);
         if entry_idx == 0 {
             self.removed_first(chunk_idx);

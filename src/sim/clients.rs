@@ -10,7 +10,7 @@ use serde::de::{Deserialize, Deserializer};
 use serde::ser::{Serialize, Serializer};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// The clients by node ID. Reads like the `BTreeMap<String, Client>` it
 /// replaces (`get`, `get_mut`, iteration in ID order) and serializes as
@@ -22,7 +22,7 @@ pub struct Clients {
     entries: Vec<(String, Client)>,
     /// Open addressing by [`id_hash`]: a power of two of slots, at most
     /// half full, each empty ([`EMPTY`]) or a position in `entries`.
-    table: Arc<Vec<u32>>,
+    table: Rc<Vec<u32>>,
     /// Positions in `entries` by node name ([`Clients::get_mut_named`]).
     names: NameCache<usize>,
 }
@@ -282,7 +282,7 @@ impl Clients {
                 self.names.clear();
                 insert_entry(
                     &mut self.entries,
-                    Arc::make_mut(&mut self.table),
+                    Rc::make_mut(&mut self.table),
                     position,
                     (id, client),
                 );
@@ -295,7 +295,7 @@ impl Clients {
     /// (With room for as many again, so that appending rebuilds it only
     /// when the count doubles.)
     fn build_table(&mut self) {
-        self.table = Arc::new(table_of(self.entries.iter().map(|(id, _)| id.as_str())));
+        self.table = Rc::new(table_of(self.entries.iter().map(|(id, _)| id.as_str())));
     }
 
     /// The clients with their node IDs, in ID order.
@@ -337,7 +337,7 @@ impl FromIterator<(String, Client)> for Clients {
         let sorted: BTreeMap<String, Client> = entries.into_iter().collect();
         let mut clients = Clients {
             entries: sorted.into_iter().collect(),
-            table: Arc::default(),
+            table: Rc::default(),
             names: NameCache::default(),
         };
         clients.build_table();

@@ -10,7 +10,7 @@ use crate::profile::Profile;
 use crate::scenario::ScenarioError;
 use crate::scenario::format::{Action, Scenario};
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// The trace of one step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,7 +44,7 @@ pub struct Session {
     actions: Vec<Action>,
     cursor: usize,
     sim: Sim,
-    checkpoints: Vec<(usize, Arc<Sim>)>,
+    checkpoints: Vec<(usize, Rc<Sim>)>,
     records: Vec<StepRecord>,
     branches: Vec<Branch>,
     /// The allocs the kept reasons are about, one copy each.
@@ -92,7 +92,7 @@ impl Session {
             error: None,
         }];
         Ok(Session {
-            checkpoints: vec![(0, Arc::new(sim.clone()))],
+            checkpoints: vec![(0, Rc::new(sim.clone()))],
             scenario,
             profile,
             actions,
@@ -201,7 +201,7 @@ impl Session {
             && !self.checkpoints.iter().any(|(s, _)| *s == self.cursor)
         {
             self.checkpoints
-                .push((self.cursor, Arc::new(self.sim.clone())));
+                .push((self.cursor, Rc::new(self.sim.clone())));
         }
         true
     }
@@ -265,7 +265,7 @@ impl Session {
             .filter(|(step, _)| *step <= n)
             .max_by_key(|(step, _)| *step)
             .cloned()
-            .unwrap_or_else(|| (0, Arc::clone(&self.checkpoints[0].1)));
+            .unwrap_or_else(|| (0, Rc::clone(&self.checkpoints[0].1)));
         self.sim = (*checkpoint).clone();
         self.cursor = step;
         while self.cursor < n {
@@ -306,7 +306,7 @@ impl Session {
 
     /// The checkpoints: (step, the world after it), in step order (for the
     /// memory bench's breakdown).
-    pub fn checkpoints(&self) -> impl Iterator<Item = (usize, &Arc<Sim>)> {
+    pub fn checkpoints(&self) -> impl Iterator<Item = (usize, &Rc<Sim>)> {
         self.checkpoints.iter().map(|(step, sim)| (*step, sim))
     }
 }

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// Logical time in milliseconds since the start of the run.
 pub type Tick = u64;
@@ -112,10 +112,10 @@ const CHUNK: usize = 16;
 
 /// One chunk: events in reverse key order (its first event last),
 /// shared between clones until written.
-type Chunk<E> = Arc<Vec<((Tick, u64), E)>>;
+type Chunk<E> = Rc<Vec<((Tick, u64), E)>>;
 
 /// A priority queue of events keyed by `(tick, seq)`. The events live in
-/// sorted chunks of a few dozen behind `Arc`s, each chunk a list in reverse
+/// sorted chunks of a few dozen behind `Rc`s, each chunk a list in reverse
 /// order: the history's checkpoints share every chunk the steps in between
 /// left alone (a delayed eval's timer, say, waits for minutes), so a
 /// checkpoint costs only the part of the queue that changed, while a push
@@ -214,11 +214,11 @@ impl<E: Clone> EventQueue<E> {
             _ => 0,
         };
         let Some(chunk) = self.chunks.get_mut(chunk_idx) else {
-            self.chunks.push(Arc::new(vec![(key, event)]));
+            self.chunks.push(Rc::new(vec![(key, event)]));
             self.firsts.push(tick);
             return;
         };
-        let chunk = Arc::make_mut(chunk);
+        let chunk = Rc::make_mut(chunk);
         if tick < self.firsts[chunk_idx] {
             // Before every event of the chunk (of the queue, mostly).
             chunk.push((key, event));
@@ -235,7 +235,7 @@ impl<E: Clone> EventQueue<E> {
             let lower = chunk.split_off(chunk.len() / 2);
             let upper = std::mem::replace(chunk, lower);
             let upper_first = upper.last().map_or(tick, |((first, _), _)| *first);
-            self.chunks.insert(chunk_idx + 1, Arc::new(upper));
+            self.chunks.insert(chunk_idx + 1, Rc::new(upper));
             self.firsts.insert(chunk_idx + 1, upper_first);
         }
     }
@@ -243,7 +243,7 @@ impl<E: Clone> EventQueue<E> {
     /// Removes and returns the next event.
     pub fn pop(&mut self) -> Option<(Tick, E)> {
         let first = self.chunks.first_mut()?;
-        let chunk = Arc::make_mut(first);
+        let chunk = Rc::make_mut(first);
         let ((tick, _), event) = chunk.pop()?;
         match chunk.last() {
             Some(((next, _), _)) => self.firsts[0] = *next,
@@ -265,7 +265,7 @@ impl<E: Clone> EventQueue<E> {
             // end); the verdicts are read back from its start.
             let mut kept: Vec<bool> = chunk.iter().rev().map(|(_, event)| keep(event)).collect();
             if kept.contains(&false) {
-                Arc::make_mut(chunk).retain(|_| kept.pop().unwrap_or(true));
+                Rc::make_mut(chunk).retain(|_| kept.pop().unwrap_or(true));
             }
             len += chunk.len();
         }
@@ -283,7 +283,7 @@ impl<E: Clone> EventQueue<E> {
         while entries.peek().is_some() {
             let mut chunk: Vec<_> = entries.by_ref().take(CHUNK).collect();
             chunk.reverse();
-            chunks.push(Arc::new(chunk));
+            chunks.push(Rc::new(chunk));
         }
         EventQueue {
             firsts: first_ticks(&chunks),

@@ -10,7 +10,7 @@ use crate::server::rpc::Rpc;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// One thing that happened, at a tick, seen from an actor.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -28,12 +28,12 @@ pub struct TraceEntry {
 pub type Text = Box<str>;
 
 /// A text of the trace that repeats from entry to entry (a node name, a
-/// rejection reason): one `Arc` per distinct text, shared by every entry
+/// rejection reason): one `Rc` per distinct text, shared by every entry
 /// that holds it ([`SharedTexts`]). One pointer wide (the text sits behind
 /// the shared part), so the entries that hold one stay small; it reads,
 /// prints, compares and serializes as the text.
 #[derive(Clone)]
-pub struct SharedText(Arc<SharedTextInner>);
+pub struct SharedText(Rc<SharedTextInner>);
 
 /// The shared part of a [`SharedText`]: the text and its hash in the
 /// tables ([`shared_text_hash`]), computed once when the text is made, so
@@ -52,15 +52,15 @@ struct SharedTextInner {
 /// table (another world's) is left as it is: that changes where a text
 /// lives, never what it reads.
 #[derive(Debug, Default)]
-struct Stored(std::sync::atomic::AtomicBool);
+struct Stored(std::cell::Cell<bool>);
 
 impl Stored {
     fn get(&self) -> bool {
-        self.0.load(std::sync::atomic::Ordering::Relaxed)
+        self.0.get()
     }
 
     fn set(&self) {
-        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.0.set(true);
     }
 }
 
@@ -68,7 +68,7 @@ impl SharedText {
     /// A shared text of `text` (hashed once, here).
     fn new(text: Box<str>) -> Self {
         let hash = shared_text_hash(&text);
-        SharedText(Arc::new(SharedTextInner {
+        SharedText(Rc::new(SharedTextInner {
             text,
             hash,
             stored: Stored::default(),
@@ -82,7 +82,7 @@ impl SharedText {
 
     /// Whether `a` and `b` are the same shared copy.
     pub fn ptr_eq(a: &SharedText, b: &SharedText) -> bool {
-        Arc::ptr_eq(&a.0, &b.0)
+        Rc::ptr_eq(&a.0, &b.0)
     }
 }
 
@@ -460,7 +460,7 @@ pub struct NodeStatusChange {
 #[derive(Clone)]
 pub struct AllocChange {
     /// Alloc ID and name.
-    subject: Arc<AllocSubject>,
+    subject: Rc<AllocSubject>,
     /// Node.
     pub node: NodeName,
     /// What changed (shared by the history: the same words recur for
@@ -472,7 +472,7 @@ impl AllocChange {
     /// The change `detail` of alloc `alloc` named `name` on `node`.
     pub fn new(alloc: &str, name: &str, node: NodeName, detail: SharedText) -> Self {
         AllocChange {
-            subject: Arc::new(AllocSubject::new(alloc, name)),
+            subject: Rc::new(AllocSubject::new(alloc, name)),
             node,
             detail,
         }
@@ -845,10 +845,10 @@ impl TraceEvent {
 /// a new text. It changes nothing but where the texts live.
 #[derive(Debug, Clone, Default)]
 pub struct SharedTexts {
-    table: Arc<TextTable<SharedText>>,
+    table: Rc<TextTable<SharedText>>,
     /// The alloc subjects ([`SharedTexts::subject`]), apart from the texts:
     /// a checkpoint that meets a new alloc copies only this table.
-    subjects: Arc<TextTable<Arc<AllocSubject>>>,
+    subjects: Rc<TextTable<Rc<AllocSubject>>>,
     /// The stored copies of the fixed texts used so far
     /// ([`SharedTexts::fixed`]: a few), by the address of the text.
     fixed: Vec<(&'static str, SharedText)>,
@@ -1111,14 +1111,14 @@ impl SharedTexts {
     /// is new: an alloc change is made with the stored copy, which the
     /// history keeps as it is ([`AllocSubjects`] skips stored items),
     /// instead of a new one (two allocations) that it would drop.
-    fn subject(&mut self, alloc: &str, name: &str) -> Arc<AllocSubject> {
+    fn subject(&mut self, alloc: &str, name: &str) -> Rc<AllocSubject> {
         if !self.subjects.slots.is_empty() {
             let hash = subject_hash(alloc, name);
             let slot = self.subjects.slot_by(hash as usize, |stored| {
                 stored.hash == hash && stored.is(alloc, name)
             });
             if let Some(stored) = &self.subjects.slots[slot] {
-                return Arc::clone(stored);
+                return Rc::clone(stored);
             }
         }
         self.insert_subject(alloc, name)
@@ -1126,9 +1126,9 @@ impl SharedTexts {
 
     /// [`SharedTexts::subject`] of a subject not stored yet.
     #[inline(never)]
-    fn insert_subject(&mut self, alloc: &str, name: &str) -> Arc<AllocSubject> {
-        let subject = Arc::new(AllocSubject::new(alloc, name));
-        Arc::make_mut(&mut self.subjects).insert(Arc::clone(&subject));
+    fn insert_subject(&mut self, alloc: &str, name: &str) -> Rc<AllocSubject> {
+        let subject = Rc::new(AllocSubject::new(alloc, name));
+        Rc::make_mut(&mut self.subjects).insert(Rc::clone(&subject));
         subject
     }
 
@@ -1138,7 +1138,7 @@ impl SharedTexts {
     #[inline(never)]
     fn insert_new(&mut self, text: &str) -> SharedText {
         let shared = SharedText::from(text);
-        Arc::make_mut(&mut self.table).insert(shared.clone());
+        Rc::make_mut(&mut self.table).insert(shared.clone());
         shared
     }
 
@@ -1152,7 +1152,7 @@ impl SharedTexts {
             }
             match self.table.get(text) {
                 Some(shared) => *text = shared.clone(),
-                None => Arc::make_mut(&mut self.table).insert(text.clone()),
+                None => Rc::make_mut(&mut self.table).insert(text.clone()),
             }
         });
     }
@@ -1170,7 +1170,7 @@ pub struct GroupUpdates {
     /// (group, counters), sorted by group, groups unique; `None` when there
     /// are none. Behind a thin pointer: the trace entry stays small.
     #[allow(clippy::rc_buffer)]
-    groups: Option<Arc<Vec<(String, DesiredUpdates)>>>,
+    groups: Option<Rc<Vec<(String, DesiredUpdates)>>>,
 }
 
 impl GroupUpdates {
@@ -1238,7 +1238,7 @@ impl GroupUpdates {
     /// The groups of `groups`, sorted by group and distinct.
     fn from_sorted(groups: Vec<(String, DesiredUpdates)>) -> Self {
         GroupUpdates {
-            groups: (!groups.is_empty()).then(|| Arc::new(groups)),
+            groups: (!groups.is_empty()).then(|| Rc::new(groups)),
         }
     }
 }
@@ -1348,9 +1348,9 @@ pub struct AllocReasons {
 #[derive(Clone)]
 struct PackedReason {
     /// The alloc's ID and name.
-    subject: Arc<AllocSubject>,
+    subject: Rc<AllocSubject>,
     /// The set's text and then the reason's, in the same two-part form.
-    why: Arc<AllocSubject>,
+    why: Rc<AllocSubject>,
 }
 
 /// The alloc an entry or a reason is about: its ID and then its name, in
@@ -1408,18 +1408,18 @@ fn subject_hash(first: &str, second: &str) -> u32 {
     text_hash(second.as_bytes(), text_hash(first.as_bytes(), 0)) as u32
 }
 
-impl TableItem for Arc<AllocSubject> {
+impl TableItem for Rc<AllocSubject> {
     fn key_hash(&self) -> usize {
         self.hash as usize
     }
 
     fn same_key(&self, other: &Self) -> bool {
-        Arc::ptr_eq(self, other)
+        Rc::ptr_eq(self, other)
             || (self.hash == other.hash && self.split == other.split && self.text == other.text)
     }
 
     fn same_item(&self, other: &Self) -> bool {
-        Arc::ptr_eq(self, other)
+        Rc::ptr_eq(self, other)
     }
 
     fn stored(&self) -> &Stored {
@@ -1440,9 +1440,9 @@ impl TableItem for Arc<AllocSubject> {
 /// do not pay for it).
 #[derive(Debug, Clone, Default)]
 pub struct AllocSubjects {
-    table: TextTable<Arc<AllocSubject>>,
+    table: TextTable<Rc<AllocSubject>>,
     /// The (set, reason) pairs of reasons.
-    whys: TextTable<Arc<AllocSubject>>,
+    whys: TextTable<Rc<AllocSubject>>,
     /// Alloc change words and plan lines.
     texts: TextTable<SharedText>,
 }
@@ -1471,17 +1471,17 @@ impl AllocSubjects {
         // Reasons in a row mostly hold one (set, reason) copy (the builder
         // reuses them): the stored copy found for the last one is reused
         // with no lookup.
-        let mut last_why: Option<(Arc<AllocSubject>, Arc<AllocSubject>)> = None;
+        let mut last_why: Option<(Rc<AllocSubject>, Rc<AllocSubject>)> = None;
         for item in processed.reasons.items.iter_mut() {
             self.table.share(&mut item.subject);
             match &last_why {
-                Some((made, stored)) if Arc::ptr_eq(made, &item.why) => {
-                    item.why = Arc::clone(stored);
+                Some((made, stored)) if Rc::ptr_eq(made, &item.why) => {
+                    item.why = Rc::clone(stored);
                 }
                 _ => {
-                    let made = Arc::clone(&item.why);
+                    let made = Rc::clone(&item.why);
                     self.whys.share(&mut item.why);
-                    last_why = Some((made, Arc::clone(&item.why)));
+                    last_why = Some((made, Rc::clone(&item.why)));
                 }
             }
         }
@@ -1587,7 +1587,7 @@ pub struct AllocReasonsBuilder {
     /// The latest [`REUSE_WINDOW`] distinct (set, reason) pairs made so
     /// far, in a ring (the reasons of one eval mostly repeat a few; kept
     /// in place: a builder per processed eval costs no list of them).
-    whys: [Option<Arc<AllocSubject>>; REUSE_WINDOW],
+    whys: [Option<Rc<AllocSubject>>; REUSE_WINDOW],
     /// Distinct pairs made so far (the latest went to slot `(made - 1) %
     /// REUSE_WINDOW`).
     made: usize,
@@ -1618,20 +1618,20 @@ impl AllocReasonsBuilder {
     }
 
     /// Adds a reason about `subject`.
-    fn push_subject(&mut self, subject: Arc<AllocSubject>, set: &str, reason: &str) {
+    fn push_subject(&mut self, subject: Rc<AllocSubject>, set: &str, reason: &str) {
         // The pairs made, latest first (only the filled slots).
         let mut reused = None;
         for back in 1..=self.made.min(REUSE_WINDOW) {
             if let Some(why) = &self.whys[(self.made - back) % REUSE_WINDOW]
                 && why.is(set, reason)
             {
-                reused = Some(Arc::clone(why));
+                reused = Some(Rc::clone(why));
                 break;
             }
         }
         let why = reused.unwrap_or_else(|| {
-            let why = Arc::new(AllocSubject::new(set, reason));
-            self.whys[self.made % REUSE_WINDOW] = Some(Arc::clone(&why));
+            let why = Rc::new(AllocSubject::new(set, reason));
+            self.whys[self.made % REUSE_WINDOW] = Some(Rc::clone(&why));
             self.made += 1;
             why
         });
@@ -1653,7 +1653,7 @@ impl<'a> FromIterator<&'a AllocReason> for AllocReasons {
         for reason in reasons {
             // Subjects of their own, that the history shares (as it reads
             // a trace back, say).
-            let subject = Arc::new(AllocSubject::new(&reason.alloc, &reason.name));
+            let subject = Rc::new(AllocSubject::new(&reason.alloc, &reason.name));
             builder.push_subject(subject, &reason.set, &reason.reason);
         }
         builder.finish()
@@ -2053,7 +2053,7 @@ mod tests {
         EvalCreated, EvalProcessed, GroupUpdates, PlanLines, RpcName, SharedText, SharedTexts,
         TraceEntry, TraceEvent,
     };
-    use std::sync::Arc;
+    use std::rc::Rc;
 
     #[test]
     fn numbers_and_seconds_are_written_as_format_writes_them() {
@@ -2176,7 +2176,7 @@ mod tests {
     /// The addresses of one shared part, `part`, of each of an event's reasons.
     fn reason_ptrs(
         event: &TraceEvent,
-        part: impl Fn(&super::PackedReason) -> &Arc<super::AllocSubject>,
+        part: impl Fn(&super::PackedReason) -> &Rc<super::AllocSubject>,
     ) -> Vec<*const super::AllocSubject> {
         let TraceEvent::EvalProcessed(processed) = event else {
             return Vec::new();
@@ -2185,7 +2185,7 @@ mod tests {
             .reasons
             .items
             .iter()
-            .map(|item| Arc::as_ptr(part(item)))
+            .map(|item| Rc::as_ptr(part(item)))
             .collect()
     }
 
@@ -2316,7 +2316,7 @@ mod tests {
         else {
             panic!("not an alloc change");
         };
-        assert_eq!(subject_ptrs(&listed), vec![Arc::as_ptr(&shared.subject)]);
+        assert_eq!(subject_ptrs(&listed), vec![Rc::as_ptr(&shared.subject)]);
         assert!(SharedText::ptr_eq(&shared.detail, &second.detail));
         assert_eq!(subjects.len(), 2);
         assert_eq!(serde_json::to_string(&change).expect("serialize"), json);

@@ -19,7 +19,7 @@ use super::super::reasons::{AllocCategory, ClassifyRule};
 use crate::model::{Allocation, ClientStatus, Job};
 use std::cell::Cell;
 use std::cmp::Ordering;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// What the rules read most of an input alloc, taken in one pass.
 #[derive(Debug, Clone, Copy)]
@@ -86,7 +86,7 @@ impl Facts {
         self.has(Facts::PLAIN)
     }
     /// Whether its embedded job is other than the job given to
-    /// [`Table::build`] (not the same `Arc`).
+    /// [`Table::build`] (not the same `Rc`).
     #[inline]
     fn other_job(&self) -> bool {
         self.has(Facts::OTHER_JOB)
@@ -98,7 +98,7 @@ impl Facts {
 /// through [`Table::alloc`], not copied.
 pub(super) struct Table<'a> {
     /// The input allocs.
-    input: &'a [Arc<Allocation>],
+    input: &'a [Rc<Allocation>],
     /// Per row: its position in the input; empty when the input is already
     /// in ID order (row = position).
     order: Vec<u32>,
@@ -155,11 +155,11 @@ impl<'a> Table<'a> {
     /// `nodes` is the table of `cx.tainted_nodes`. With a `job`, the table
     /// also lists the allocs that embed another job ([`Table::asked`]).
     pub fn build(
-        input: &'a [Arc<Allocation>],
+        input: &'a [Rc<Allocation>],
         keys: &[AllocKey],
         nodes: &TaintedIndex,
         cx: &FilterContext<'_>,
-        job: Option<&Arc<Job>>,
+        job: Option<&Rc<Job>>,
     ) -> (Table<'a>, Vec<u32>) {
         let n = input.len();
         debug_assert!(keys.is_empty() || keys.len() == n, "keys for other allocs");
@@ -332,7 +332,7 @@ impl<'a> Table<'a> {
 
     /// The alloc at `pos`.
     #[inline]
-    pub fn alloc(&self, pos: u32) -> &'a Arc<Allocation> {
+    pub fn alloc(&self, pos: u32) -> &'a Rc<Allocation> {
         &self.input[self.input_pos(pos as usize)]
     }
 
@@ -457,11 +457,11 @@ struct FirstPass<'a> {
 /// `key_of` (a lent [`AllocKey`], or the alloc itself).
 #[inline]
 fn first_pass<'a, 'k, K: KeyFacts + 'k>(
-    input: &'a [Arc<Allocation>],
+    input: &'a [Rc<Allocation>],
     key_of: impl Fn(usize) -> &'k K,
     nodes: &TaintedIndex,
     cx: &FilterContext<'_>,
-    job: Option<&Arc<Job>>,
+    job: Option<&Rc<Job>>,
 ) -> FirstPass<'a> {
     let n = input.len();
     let mut group_names: Vec<&'a str> = Vec::new();
@@ -505,7 +505,7 @@ fn first_pass<'a, 'k, K: KeyFacts + 'k>(
         let other_job = job.is_some_and(|job| !key.embeds(job));
         debug_assert_eq!(
             other_job,
-            job.is_some_and(|job| !a.job.as_ref().is_some_and(|own| Arc::ptr_eq(own, job)))
+            job.is_some_and(|job| !a.job.as_ref().is_some_and(|own| Rc::ptr_eq(own, job)))
         );
         if other_job {
             push_sized(&mut asked_at, facts_in.len(), n);
@@ -573,7 +573,7 @@ fn first_pass<'a, 'k, K: KeyFacts + 'k>(
 fn sort_order(
     n: usize,
     prefix: impl Fn(usize) -> u128,
-    input: &[Arc<Allocation>],
+    input: &[Rc<Allocation>],
 ) -> (Vec<u32>, bool) {
     // A total order: (prefix, ID, position); IDs are read only on equal
     // prefixes.
@@ -730,7 +730,7 @@ pub(super) struct PosSet {
     /// The positions, ascending.
     pos: Vec<u32>,
     /// The set's own copies, by ascending position (each one in `pos`).
-    own: Vec<(u32, Arc<Allocation>)>,
+    own: Vec<(u32, Rc<Allocation>)>,
 }
 
 impl PosSet {
@@ -773,7 +773,7 @@ impl PosSet {
     /// Appends the alloc at `pos` (the given copy, else the table's),
     /// which sorts after every entry.
     #[inline(always)]
-    pub fn push_with(&mut self, pos: u32, own: Option<Arc<Allocation>>) {
+    pub fn push_with(&mut self, pos: u32, own: Option<Rc<Allocation>>) {
         self.push(pos);
         if let Some(a) = own {
             self.own.push((pos, a));
@@ -786,7 +786,7 @@ impl PosSet {
     }
     /// The set's own copies, by ascending position.
     #[inline]
-    pub fn own_copies(&self) -> &[(u32, Arc<Allocation>)] {
+    pub fn own_copies(&self) -> &[(u32, Rc<Allocation>)] {
         &self.own
     }
     /// Those of `rows` (ascending positions) the set holds, in order (each
@@ -805,7 +805,7 @@ impl PosSet {
     }
     /// The positions, each with the set's own copy if it has one.
     #[inline]
-    pub fn iter_own(&self) -> impl Iterator<Item = (u32, Option<&Arc<Allocation>>)> + '_ {
+    pub fn iter_own(&self) -> impl Iterator<Item = (u32, Option<&Rc<Allocation>>)> + '_ {
         let mut own = self.own.iter();
         let mut next = own.next();
         self.pos.iter().map(move |&p| match next {
@@ -821,7 +821,7 @@ impl PosSet {
     pub fn iter<'s, 'a: 's>(
         &'s self,
         t: &'s Table<'a>,
-    ) -> impl Iterator<Item = (u32, &'s Arc<Allocation>)> + 's {
+    ) -> impl Iterator<Item = (u32, &'s Rc<Allocation>)> + 's {
         self.iter_own()
             .map(move |(p, own)| (p, own.unwrap_or(t.alloc(p))))
     }
@@ -829,7 +829,7 @@ impl PosSet {
     fn find(&self, pos: u32) -> Result<usize, usize> {
         self.pos.binary_search(&pos)
     }
-    fn own_of(&self, pos: u32) -> Option<&Arc<Allocation>> {
+    fn own_of(&self, pos: u32) -> Option<&Rc<Allocation>> {
         if self.own.is_empty() {
             return None;
         }
@@ -864,7 +864,7 @@ impl PosSet {
         &'s self,
         t: &'s Table<'a>,
         id: &str,
-    ) -> Option<(u32, &'s Arc<Allocation>)> {
+    ) -> Option<(u32, &'s Rc<Allocation>)> {
         if id.is_empty() && (t.len() == 0 || !t.alloc(0).id.is_empty()) {
             return None;
         }
@@ -898,11 +898,11 @@ impl PosSet {
         let i = match self.own.binary_search_by_key(&pos, |(p, _)| *p) {
             Ok(i) => i,
             Err(i) => {
-                self.own.insert(i, (pos, Arc::clone(t.alloc(pos))));
+                self.own.insert(i, (pos, Rc::clone(t.alloc(pos))));
                 i
             }
         };
-        Some(Arc::make_mut(&mut self.own[i].1))
+        Some(Rc::make_mut(&mut self.own[i].1))
     }
     /// Removes the allocs whose positions are in `other`.
     pub fn remove_all(&mut self, other: &PosSet) {
@@ -1052,8 +1052,8 @@ impl PosSet {
     }
     /// The allocs in name-index order (stable: ties in ID order), as
     /// `nameOrder`.
-    pub fn name_order<'s, 'a: 's>(&'s self, t: &'s Table<'a>) -> Vec<(u32, &'s Arc<Allocation>)> {
-        let mut v: Vec<(u32, u32, &Arc<Allocation>)> = self
+    pub fn name_order<'s, 'a: 's>(&'s self, t: &'s Table<'a>) -> Vec<(u32, &'s Rc<Allocation>)> {
+        let mut v: Vec<(u32, u32, &Rc<Allocation>)> = self
             .name_indexes(t)
             .zip(self.iter(t))
             .map(|(i, (p, a))| (i, p, a))
@@ -1065,7 +1065,7 @@ impl PosSet {
     /// The set as an [`AllocSet`] (shared allocs, for the few steps
     /// written over allocs).
     pub fn to_alloc_set(&self, t: &Table<'_>) -> AllocSet {
-        self.iter(t).map(|(_, a)| Arc::clone(a)).collect()
+        self.iter(t).map(|(_, a)| Rc::clone(a)).collect()
     }
 }
 
@@ -1109,11 +1109,11 @@ mod tests {
     use std::collections::BTreeMap;
 
     /// Allocs with these IDs; `create_index` records the input position.
-    fn allocs(ids: &[String]) -> Vec<Arc<Allocation>> {
+    fn allocs(ids: &[String]) -> Vec<Rc<Allocation>> {
         ids.iter()
             .enumerate()
             .map(|(i, id)| {
-                Arc::new(Allocation {
+                Rc::new(Allocation {
                     id: id.clone(),
                     create_index: i as u64,
                     ..Default::default()

@@ -5,7 +5,7 @@
 //! nodes are as they were for its previous eval: only the time and the
 //! eval differ. The reconciler says for which times and evals its result
 //! holds ([`ReconcileResult::holds_for`]); the memo keeps the result with
-//! everything else the run read, compared exactly (the same `Arc`s, which
+//! everything else the run read, compared exactly (the same `Rc`s, which
 //! the memo keeps alive so that no other value can take their address, and
 //! equal values), and hands it out again instead of a new run. A run that
 //! drew IDs (follow-up evals, a deployment) is not kept: another run would
@@ -27,7 +27,7 @@ use crate::scenario::format::JobSpec;
 use crate::server::AllocIndex;
 use crate::sim::trace::AllocReasons;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// Per job ID, what its last kept reconcile read and decided.
 #[derive(Debug, Default)]
@@ -37,12 +37,12 @@ pub struct ReconcileMemo {
     /// tables equal to it that it ends (most node writes leave the tainted
     /// nodes as they were): entries keep that first one, so that a table
     /// equal to an entry's is known by its address.
-    tables: Option<(Arc<TaintedIndex>, Arc<TaintedIndex>)>,
+    tables: Option<(Rc<TaintedIndex>, Rc<TaintedIndex>)>,
     /// Per table an entry keeps that is not the last one seen (the first of
     /// [`ReconcileMemo::tables`]): the ID prefixes of the nodes whose
     /// entries differ between the two ([`TaintedIndex::changed_prefixes`]),
     /// found when first asked; emptied when another table comes.
-    changes: Vec<(Arc<TaintedIndex>, Vec<u128>)>,
+    changes: Vec<(Rc<TaintedIndex>, Vec<u128>)>,
 }
 
 impl Clone for ReconcileMemo {
@@ -61,19 +61,19 @@ impl PartialEq for ReconcileMemo {
 /// What a run read besides its time and eval, and its result.
 #[derive(Debug)]
 struct Entry {
-    job: Option<Arc<Job>>,
+    job: Option<Rc<Job>>,
     /// The stored specs of the job by version (the update function reads
     /// them for allocs of another version).
-    specs: Vec<(u64, Arc<JobSpec>)>,
+    specs: Vec<(u64, Rc<JobSpec>)>,
     /// The job's alloc list in the state that the run's allocs copied
     /// ([`crate::server::ServerState::allocs_by_job`]; kept alive, so a
     /// write to the job's allocs copies the list and gives it another
     /// address), or a list of them when the state had none.
-    allocs: Arc<AllocIndex>,
+    allocs: Rc<AllocIndex>,
     /// The first seen of the tables equal to the one it looked the allocs'
     /// nodes up in (see [`ReconcileMemo::tables`]; kept alive, so that the
     /// nodes changed since are found from it when another table comes).
-    tainted: Arc<TaintedIndex>,
+    tainted: Rc<TaintedIndex>,
     /// The ID prefixes of the allocs' nodes, in the allocs' order; made
     /// when first needed (the allocs are the same whenever it is read).
     node_prefixes: Vec<u128>,
@@ -84,35 +84,35 @@ struct Entry {
     job_is_batch: bool,
     eval_priority: i64,
     options: ReconcileOptions,
-    result: Arc<ReconcileResult>,
+    result: Rc<ReconcileResult>,
     /// The per-alloc reasons of `result` (they read only its decisions,
     /// which a retime leaves, and the allocs, which are the entry's),
     /// once an eval made them.
     reasons: Option<AllocReasons>,
     /// The attempt built from `result` that the applier refused whole.
-    attempt: Option<Arc<KeptAttempt>>,
+    attempt: Option<Rc<KeptAttempt>>,
 }
 
 /// A kept reconcile handed out again: its result (to set to the new time:
 /// [`Hit::result`]), and the attempt built from it, if kept.
 pub struct Hit {
-    kept: Arc<ReconcileResult>,
+    kept: Rc<ReconcileResult>,
     now: Time,
     /// The result's per-alloc reasons, if kept.
     pub reasons: Option<AllocReasons>,
-    pub attempt: Option<Arc<KeptAttempt>>,
+    pub attempt: Option<Rc<KeptAttempt>>,
 }
 
 impl Hit {
     /// The kept result set to the new time (a copy only when that changes
     /// it).
-    pub fn result(self) -> Arc<ReconcileResult> {
+    pub fn result(self) -> Rc<ReconcileResult> {
         if self.kept.timed_at(self.now) {
             return self.kept;
         }
-        let mut result = Arc::unwrap_or_clone(self.kept);
+        let mut result = Rc::unwrap_or_clone(self.kept);
         result.retime(self.now);
-        Arc::new(result)
+        Rc::new(result)
     }
 }
 
@@ -120,13 +120,13 @@ impl Hit {
 /// (which [`Reads`] gives as their table), borrowed: an eval that reuses a
 /// kept attempt builds no input.
 pub struct Probe<'a> {
-    pub job: Option<&'a Arc<Job>>,
+    pub job: Option<&'a Rc<Job>>,
     pub job_id: &'a str,
     pub job_is_batch: bool,
     pub deployment: Option<&'a Deployment>,
     pub deployment_paused: bool,
     pub deployment_failed: bool,
-    pub allocs: &'a [Arc<Allocation>],
+    pub allocs: &'a [Rc<Allocation>],
     pub eval_id: &'a str,
     pub eval_priority: i64,
     pub now: Time,
@@ -154,28 +154,28 @@ impl<'a> Probe<'a> {
 /// table of the input's map, the options, and the job's stored specs (read
 /// by the update function); with the state's list the input's allocs copy.
 pub struct Reads<'a> {
-    pub tainted: &'a Arc<TaintedIndex>,
+    pub tainted: &'a Rc<TaintedIndex>,
     pub options: &'a ReconcileOptions,
-    pub specs: Option<&'a BTreeMap<u64, Arc<JobSpec>>>,
+    pub specs: Option<&'a BTreeMap<u64, Rc<JobSpec>>>,
     /// The job's alloc list in the state, of which the input's allocs are
     /// a copy (`None` when the state has none).
-    pub allocs: Option<&'a Arc<AllocIndex>>,
+    pub allocs: Option<&'a Rc<AllocIndex>>,
 }
 
 impl Reads<'_> {
-    fn specs(&self) -> Vec<(u64, Arc<JobSpec>)> {
+    fn specs(&self) -> Vec<(u64, Rc<JobSpec>)> {
         self.specs
             .into_iter()
             .flatten()
-            .map(|(version, spec)| (*version, Arc::clone(spec)))
+            .map(|(version, spec)| (*version, Rc::clone(spec)))
             .collect()
     }
 }
 
-fn same_arc<T>(a: Option<&Arc<T>>, b: Option<&Arc<T>>) -> bool {
+fn same_arc<T>(a: Option<&Rc<T>>, b: Option<&Rc<T>>) -> bool {
     match (a, b) {
         (None, None) => true,
-        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        (Some(a), Some(b)) => Rc::ptr_eq(a, b),
         _ => false,
     }
 }
@@ -190,8 +190,8 @@ impl Entry {
         &mut self,
         input: &Probe<'_>,
         reads: &Reads<'_>,
-        table: &Arc<TaintedIndex>,
-        changes: &mut Vec<(Arc<TaintedIndex>, Vec<u128>)>,
+        table: &Rc<TaintedIndex>,
+        changes: &mut Vec<(Rc<TaintedIndex>, Vec<u128>)>,
     ) -> bool {
         debug_assert!(
             reads.allocs.is_none_or(|list| holds(list, input.allocs)),
@@ -201,11 +201,11 @@ impl Entry {
         // the same allocs (then kept, to be known by its address).
         // Asked after the cheap checks.
         let mut same_allocs = || match reads.allocs {
-            Some(list) if Arc::ptr_eq(&self.allocs, list) => true,
+            Some(list) if Rc::ptr_eq(&self.allocs, list) => true,
             _ => {
                 let same = holds(&self.allocs, input.allocs);
                 if same && let Some(list) = reads.allocs {
-                    self.allocs = Arc::clone(list);
+                    self.allocs = Rc::clone(list);
                 }
                 same
             }
@@ -217,24 +217,24 @@ impl Entry {
                     .specs
                     .iter()
                     .zip(specs)
-                    .all(|((va, a), (vb, b))| va == vb && Arc::ptr_eq(a, b))
+                    .all(|((va, a), (vb, b))| va == vb && Rc::ptr_eq(a, b))
         };
         // An equal table answers the same; with another one, the nodes
         // whose entries differ (whether tainted, and the status) must
         // hold none of the allocs (looked for by ID prefix: a node that
         // only shares a prefix with one of them counts too).
         let mut same_nodes = || {
-            if Arc::ptr_eq(&self.tainted, table) {
+            if Rc::ptr_eq(&self.tainted, table) {
                 return true;
             }
             let i = match changes
                 .iter()
-                .position(|(t, _)| Arc::ptr_eq(t, &self.tainted))
+                .position(|(t, _)| Rc::ptr_eq(t, &self.tainted))
             {
                 Some(i) => i,
                 None => {
                     let changed = self.tainted.changed_prefixes(table);
-                    changes.push((Arc::clone(&self.tainted), changed));
+                    changes.push((Rc::clone(&self.tainted), changed));
                     changes.len() - 1
                 }
             };
@@ -249,7 +249,7 @@ impl Entry {
             }
             let same = changed.iter().all(|c| !self.node_prefixes.contains(c));
             if same {
-                self.tainted = Arc::clone(table);
+                self.tainted = Rc::clone(table);
             }
             same
         };
@@ -268,9 +268,9 @@ impl Entry {
     }
 }
 
-/// Whether `list` holds `allocs`, the same `Arc`s in the same order.
-fn holds(list: &AllocIndex, allocs: &[Arc<Allocation>]) -> bool {
-    list.len() == allocs.len() && list.values().zip(allocs).all(|(a, b)| Arc::ptr_eq(a, b))
+/// Whether `list` holds `allocs`, the same `Rc`s in the same order.
+fn holds(list: &AllocIndex, allocs: &[Rc<Allocation>]) -> bool {
+    list.len() == allocs.len() && list.values().zip(allocs).all(|(a, b)| Rc::ptr_eq(a, b))
 }
 
 impl ReconcileMemo {
@@ -300,7 +300,7 @@ impl ReconcileMemo {
                 .holds_for(input.allocs, input.now, input.eval_id)
         );
         Some(Hit {
-            kept: Arc::clone(&entry.result),
+            kept: Rc::clone(&entry.result),
             now: input.now,
             reasons: entry.reasons.clone(),
             attempt: entry.attempt.clone(),
@@ -308,16 +308,16 @@ impl ReconcileMemo {
     }
 
     /// The first seen of the tables equal to `table`, seen last.
-    fn table(&mut self, table: &Arc<TaintedIndex>) -> Arc<TaintedIndex> {
+    fn table(&mut self, table: &Rc<TaintedIndex>) -> Rc<TaintedIndex> {
         let first = match &self.tables {
-            Some((last, first)) if Arc::ptr_eq(last, table) => return Arc::clone(first),
-            Some((_, first)) if **first == **table => Arc::clone(first),
+            Some((last, first)) if Rc::ptr_eq(last, table) => return Rc::clone(first),
+            Some((_, first)) if **first == **table => Rc::clone(first),
             _ => {
                 self.changes.clear();
-                Arc::clone(table)
+                Rc::clone(table)
             }
         };
-        self.tables = Some((Arc::clone(table), Arc::clone(&first)));
+        self.tables = Some((Rc::clone(table), Rc::clone(&first)));
         first
     }
 
@@ -327,7 +327,7 @@ impl ReconcileMemo {
         &mut self,
         input: &Probe<'_>,
         reads: &Reads<'_>,
-        result: &Arc<ReconcileResult>,
+        result: &Rc<ReconcileResult>,
     ) -> bool {
         if result.validity.is_none() || input.deployment_paused || input.deployment_failed {
             self.jobs.remove(input.job_id);
@@ -337,8 +337,8 @@ impl ReconcileMemo {
             job: input.job.cloned(),
             specs: reads.specs(),
             allocs: match reads.allocs {
-                Some(list) => Arc::clone(list),
-                None => Arc::new(AllocIndex::of_sorted(input.allocs.to_vec())),
+                Some(list) => Rc::clone(list),
+                None => Rc::new(AllocIndex::of_sorted(input.allocs.to_vec())),
             },
             tainted: self.table(reads.tainted),
             node_prefixes: Vec::new(),
@@ -351,7 +351,7 @@ impl ReconcileMemo {
             job_is_batch: input.job_is_batch,
             eval_priority: input.eval_priority,
             options: *reads.options,
-            result: Arc::clone(result),
+            result: Rc::clone(result),
             reasons: None,
             attempt: None,
         };
@@ -372,7 +372,7 @@ impl ReconcileMemo {
     /// Keeps `attempt` with job `job_id`'s entry: the caller built it from
     /// the entry's result (the one [`ReconcileMemo::get`] or
     /// [`ReconcileMemo::put`] last handled for the job).
-    pub fn keep_attempt(&mut self, job_id: &str, attempt: Arc<KeptAttempt>) {
+    pub fn keep_attempt(&mut self, job_id: &str, attempt: Rc<KeptAttempt>) {
         if let Some(entry) = self.jobs.get_mut(job_id) {
             entry.attempt = Some(attempt);
         }
@@ -393,11 +393,11 @@ mod tests {
     use crate::server::plan::Plan;
     use crate::sim::trace::{AllocReasons, GroupUpdates};
     use std::collections::BTreeMap;
-    use std::sync::Arc;
+    use std::rc::Rc;
 
     /// What a test's runs read besides their input: `table` and `options`,
     /// no specs, no alloc list in the state.
-    fn reads_of<'a>(table: &'a Arc<TaintedIndex>, options: &'a ReconcileOptions) -> Reads<'a> {
+    fn reads_of<'a>(table: &'a Rc<TaintedIndex>, options: &'a ReconcileOptions) -> Reads<'a> {
         Reads {
             tainted: table,
             options,
@@ -427,14 +427,14 @@ mod tests {
             }],
             ..Default::default()
         };
-        let job = Arc::new(job);
+        let job = Rc::new(job);
         let alloc = |i: u32, node: &str| Allocation {
             id: format!("a{i}"),
             name: format!("web.web[{i}]"),
             job_id: "web".into(),
             task_group: "web".into(),
             node_id: node.into(),
-            job: Some(Arc::clone(&job)),
+            job: Some(Rc::clone(&job)),
             desired_status: DesiredStatus::Run,
             client_status: ClientStatus::Running,
             ..Default::default()
@@ -457,8 +457,8 @@ mod tests {
         input.job = Some(job);
         input.job_id = "web".into();
         input.eval_id = eval.to_string().into();
-        input.allocs = vec![Arc::new(running), Arc::new(unknown)].into();
-        input.tainted_nodes = Arc::new(tainted);
+        input.allocs = vec![Rc::new(running), Rc::new(unknown)].into();
+        input.tainted_nodes = Rc::new(tainted);
         input
     }
 
@@ -509,32 +509,32 @@ mod tests {
     fn the_memo_hands_out_only_what_a_new_run_gives() {
         let options = ReconcileOptions::default();
         let first = input(t0().add(Duration::from_mins(1)), "e1");
-        let table = Arc::new(TaintedIndex::new(&first.tainted_nodes));
+        let table = Rc::new(TaintedIndex::new(&first.tainted_nodes));
         let reads = |table| reads_of(table, &options);
         let mut memo = ReconcileMemo::default();
         assert!(memo.get(&Probe::of(&first), &reads(&table)).is_none());
-        assert!(memo.put(&Probe::of(&first), &reads(&table), &Arc::new(run(&first))));
+        assert!(memo.put(&Probe::of(&first), &reads(&table), &Rc::new(run(&first))));
 
         let mut again = input(t0().add(Duration::from_mins(2)), "e2");
         again.allocs.clone_from(&first.allocs);
         again.job.clone_from(&first.job);
         // An equal table seen later serves as well.
-        let equal = Arc::new(TaintedIndex::new(&again.tainted_nodes));
+        let equal = Rc::new(TaintedIndex::new(&again.tainted_nodes));
         let kept = memo
             .get(&Probe::of(&again), &reads(&equal))
             .expect("nothing changed")
             .result();
         assert_eq!(format!("{kept:?}"), format!("{:?}", run(&again)));
 
-        // An alloc written again (a new `Arc`, even if equal) is a change.
+        // An alloc written again (a new `Rc`, even if equal) is a change.
         let mut written = again.clone();
-        written.allocs.to_mut()[0] = Arc::new((*written.allocs[0]).clone());
+        written.allocs.to_mut()[0] = Rc::new((*written.allocs[0]).clone());
         assert!(memo.get(&Probe::of(&written), &reads(&equal)).is_none());
 
         // So is the unknown alloc's node coming back.
         let mut back = again.clone();
-        back.tainted_nodes = Arc::new(BTreeMap::new());
-        let back_table = Arc::new(TaintedIndex::new(&back.tainted_nodes));
+        back.tainted_nodes = Rc::new(BTreeMap::new());
+        let back_table = Rc::new(TaintedIndex::new(&back.tainted_nodes));
         assert!(memo.get(&Probe::of(&back), &reads(&back_table)).is_none());
 
         // And the time passing the alloc's expiry.
@@ -560,10 +560,10 @@ mod tests {
     fn a_kept_attempt_goes_with_its_run() {
         let options = ReconcileOptions::default();
         let first = input(t0().add(Duration::from_mins(1)), "e1");
-        let table = Arc::new(TaintedIndex::new(&first.tainted_nodes));
+        let table = Rc::new(TaintedIndex::new(&first.tainted_nodes));
         let reads = |table| reads_of(table, &options);
         let mut memo = ReconcileMemo::default();
-        let attempt = Arc::new(KeptAttempt {
+        let attempt = Rc::new(KeptAttempt {
             plan: Plan::default(),
             lines: vec!["node-1: update web.web[1](a1)".into()],
             reasons: AllocReasons::new(),
@@ -571,30 +571,30 @@ mod tests {
             persist_reconnect_mark: true,
         });
         // No entry for the job: nothing to keep it with.
-        memo.keep_attempt("web", Arc::clone(&attempt));
-        assert!(memo.put(&Probe::of(&first), &reads(&table), &Arc::new(run(&first))));
+        memo.keep_attempt("web", Rc::clone(&attempt));
+        assert!(memo.put(&Probe::of(&first), &reads(&table), &Rc::new(run(&first))));
         let hit = memo
             .get(&Probe::of(&first), &reads(&table))
             .expect("the same run");
         assert!(hit.attempt.is_none(), "a new run starts without an attempt");
 
-        memo.keep_attempt("web", Arc::clone(&attempt));
+        memo.keep_attempt("web", Rc::clone(&attempt));
         let mut again = input(t0().add(Duration::from_mins(2)), "e2");
         again.allocs.clone_from(&first.allocs);
         again.job.clone_from(&first.job);
         let hit = memo
             .get(&Probe::of(&again), &reads(&table))
             .expect("nothing changed");
-        assert!(hit.attempt.is_some_and(|kept| Arc::ptr_eq(&kept, &attempt)));
+        assert!(hit.attempt.is_some_and(|kept| Rc::ptr_eq(&kept, &attempt)));
 
         // A changed alloc: no run, so no attempt; the new run replaces both.
         let mut written = again.clone();
-        written.allocs.to_mut()[0] = Arc::new((*written.allocs[0]).clone());
+        written.allocs.to_mut()[0] = Rc::new((*written.allocs[0]).clone());
         assert!(memo.get(&Probe::of(&written), &reads(&table)).is_none());
         assert!(memo.put(
             &Probe::of(&written),
             &reads(&table),
-            &Arc::new(run(&written))
+            &Rc::new(run(&written))
         ));
         let hit = memo
             .get(&Probe::of(&written), &reads(&table))

@@ -5,7 +5,7 @@ use crate::components::rows::{RowWindow, use_row_window};
 use crate::state::{Action, AppState, Selection, Session};
 use nomad_playground::playground::Command;
 use nomad_playground::view::{AllocView, NodeView, PlaygroundView};
-use std::sync::Arc;
+use std::rc::Rc;
 use yew::prelude::*;
 
 /// Properties of [`ClusterPanel`].
@@ -84,7 +84,7 @@ pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
         .nodes
         .iter()
         .enumerate()
-        .partition(|(_, node): &(usize, &Arc<NodeView>)| node.link_up);
+        .partition(|(_, node): &(usize, &Rc<NodeView>)| node.link_up);
     let drop_to = |up: bool| {
         let state = state.clone();
         Callback::from(move |event: DragEvent| {
@@ -110,13 +110,13 @@ pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
     // Each card gets only its own part of the selection, so selecting
     // something re-renders the cards it concerns, not all of them.
     let dispatcher = state.dispatcher();
-    let card = |(index, node): &(usize, &Arc<NodeView>), top: Option<i32>| {
+    let card = |(index, node): &(usize, &Rc<NodeView>), top: Option<i32>| {
         let selected_alloc = match &state.selection {
             Selection::Alloc(id) if node.allocs.iter().any(|a| &a.id == id) => Some(id.clone()),
             _ => None,
         };
         html! {
-            <NodeCard key={node.id.clone()} node={Arc::clone(node)} index={*index}
+            <NodeCard key={node.id.clone()} node={Rc::clone(node)} index={*index}
                       selected={matches!(&state.selection, Selection::Node(id) if *id == node.id)}
                       {selected_alloc} dispatcher={dispatcher.clone()} {dense} {top} />
         }
@@ -167,7 +167,7 @@ pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
             .collect::<Html>()
     };
     // Counted again only when a node changed (an unchanged node is the same
-    // `Arc`, so comparing the lists stops at the pointers): at 2,000
+    // `Rc`, so comparing the lists stops at the pointers): at 2,000
     // allocations counting at every step cost more than the rest of the panel.
     let counts = *use_memo(view.nodes.clone(), |nodes| status_counts(nodes));
     html! {
@@ -198,9 +198,9 @@ pub fn ClusterPanel(props: &ClusterPanelProps) -> Html {
 #[derive(Properties)]
 pub struct NodeCardProps {
     /// The node (its heartbeat TTL is not part of it: [`NodeTtl`] draws
-    /// it, or for a virtualised row the list's TTL text). The same `Arc`
+    /// it, or for a virtualised row the list's TTL text). The same `Rc`
     /// while the node is unchanged.
-    pub node: Arc<NodeView>,
+    pub node: Rc<NodeView>,
     /// The node's position in the view's node list (where [`NodeTtl`] looks first).
     pub index: usize,
     /// Whether the node is selected.
@@ -217,9 +217,9 @@ pub struct NodeCardProps {
 }
 
 impl PartialEq for NodeCardProps {
-    /// The node by pointer first: an unchanged node is the same `Arc`.
+    /// The node by pointer first: an unchanged node is the same `Rc`.
     fn eq(&self, other: &Self) -> bool {
-        (Arc::ptr_eq(&self.node, &other.node) || self.node == other.node)
+        (Rc::ptr_eq(&self.node, &other.node) || self.node == other.node)
             && self.index == other.index
             && self.selected == other.selected
             && self.selected_alloc == other.selected_alloc
@@ -465,9 +465,9 @@ pub fn node_ttl(view: &PlaygroundView, index: usize, id: &str) -> Option<u64> {
 /// Properties of [`AllocList`].
 #[derive(Properties, PartialEq)]
 pub struct AllocListProps {
-    /// The node's allocations: unchanged ones are the same `Arc` from step
+    /// The node's allocations: unchanged ones are the same `Rc` from step
     /// to step, so comparing the props is a few pointer comparisons.
-    pub allocs: Vec<Arc<AllocView>>,
+    pub allocs: Vec<Rc<AllocView>>,
     /// The selected allocation, when it is in the list.
     pub selected: Option<String>,
     /// Sends actions to the reducer.
@@ -527,7 +527,7 @@ const STATUSES: [&str; 6] = [
 ];
 
 /// How many allocations of `nodes` have each client status of [`STATUSES`].
-fn status_counts(nodes: &[Arc<NodeView>]) -> [usize; 6] {
+fn status_counts(nodes: &[Rc<NodeView>]) -> [usize; 6] {
     let mut counts = [0; 6];
     for alloc in nodes.iter().flat_map(|n| n.allocs.iter()) {
         if let Some(i) = STATUSES.iter().position(|s| *s == alloc.client_status) {

@@ -12,7 +12,7 @@ pub struct EvalQueueProps {
     pub state: UseReducerHandle<AppState>,
     /// The evaluations and the selection (the queue renders only from them).
     pub deps: (
-        Vec<std::sync::Arc<nomad_playground::view::EvalView>>,
+        Vec<std::rc::Rc<nomad_playground::view::EvalView>>,
         crate::state::Selection,
     ),
 }

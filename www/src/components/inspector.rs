@@ -120,7 +120,7 @@ fn eval_detail(eval: &EvalView, state: &UseReducerHandle<AppState>) -> Html {
 
 fn alloc_detail(
     alloc: &AllocView,
-    evals: &[std::sync::Arc<EvalView>],
+    evals: &[std::rc::Rc<EvalView>],
     state: &UseReducerHandle<AppState>,
 ) -> Html {
     let link = |id: &Option<String>| match id {

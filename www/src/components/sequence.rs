@@ -6,7 +6,7 @@
 use crate::state::{Action, AppState, Selection};
 use nomad_playground::playground::Command;
 use nomad_playground::view::{NodeView, SeqEventView};
-use std::sync::Arc;
+use std::rc::Rc;
 use yew::prelude::*;
 
 /// Properties of [`SequenceDiagram`].
@@ -53,8 +53,8 @@ struct ClientLanes {
 /// room for) each keep a lane; past that, the pinned client (the node
 /// selected in the inspector) comes first, then the clients whose link is
 /// cut or whose status is not `ready`, then the others in cluster order.
-fn client_lanes(nodes: &[Arc<NodeView>], room: usize, pinned: Option<&str>) -> ClientLanes {
-    let all = |nodes: &[Arc<NodeView>]| {
+fn client_lanes(nodes: &[Rc<NodeView>], room: usize, pinned: Option<&str>) -> ClientLanes {
+    let all = |nodes: &[Rc<NodeView>]| {
         nodes
             .iter()
             .map(|node| (node.id.clone(), node.name.clone()))
@@ -474,7 +474,7 @@ fn fits(chars: usize, x1: f64, x2: f64, width: f64) -> bool {
 }
 
 /// The name of the client `id` of `nodes` (in ID order, as the view lists them).
-fn node_name<'a>(nodes: &'a [Arc<NodeView>], id: &str) -> Option<&'a str> {
+fn node_name<'a>(nodes: &'a [Rc<NodeView>], id: &str) -> Option<&'a str> {
     let index = nodes
         .binary_search_by(|node| node.id.as_str().cmp(id))
         .ok()
@@ -798,10 +798,10 @@ mod tests {
         assert_eq!(node_name(&shuffled, "id-017"), Some("node-017"));
     }
 
-    fn nodes(count: usize) -> Vec<Arc<NodeView>> {
+    fn nodes(count: usize) -> Vec<Rc<NodeView>> {
         (0..count)
             .map(|i| {
-                Arc::new(NodeView {
+                Rc::new(NodeView {
                     id: format!("id-{i:03}"),
                     name: format!("node-{i:03}"),
                     status: "ready".into(),
@@ -825,8 +825,8 @@ mod tests {
     #[test]
     fn past_the_fold_the_pinned_then_the_troubled_clients_keep_their_lanes() {
         let mut nodes = nodes(200);
-        Arc::make_mut(&mut nodes[150]).link_up = false;
-        Arc::make_mut(&mut nodes[20]).status = "disconnected".into();
+        Rc::make_mut(&mut nodes[150]).link_up = false;
+        Rc::make_mut(&mut nodes[20]).status = "disconnected".into();
         // Seven lanes: leader, broker, "+N clients" and four clients.
         let lanes = client_lanes(&nodes, 7, Some("id-199"));
         let ids: Vec<&str> = lanes.shown.iter().map(|(id, _)| id.as_str()).collect();

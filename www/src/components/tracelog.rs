@@ -1,7 +1,7 @@
 //! The trace log: the core's fixed-column text lines up to the current step.
 
 use crate::state::AppState;
-use std::sync::Arc;
+use std::rc::Rc;
 use yew::prelude::*;
 
 /// Properties of [`TraceLog`].
@@ -27,7 +27,7 @@ pub fn TraceLog(props: &TraceLogProps) -> Html {
     // place in the window. The window's first line moves only in whole
     // windows (`TRACE_WINDOW` lines), so while it stays a step changes the
     // last chunk's text and adds chunks after it; the others are the same
-    // lines (the same `Arc`s), neither joined nor written again. (Keyed by
+    // lines (the same `Rc`s), neither joined nor written again. (Keyed by
     // their place in the whole trace, a step dropped two chunk elements at
     // the start and added two at the end, each styled anew and each a cause
     // of the page's paint being layerized again in full: measured at 200
@@ -74,9 +74,9 @@ const CHUNK: usize = 32;
 /// Properties of [`TraceChunk`].
 #[derive(Properties, PartialEq)]
 struct TraceChunkProps {
-    /// The chunk's lines (an unchanged line is the same `Arc`, so comparing
+    /// The chunk's lines (an unchanged line is the same `Rc`, so comparing
     /// an unchanged chunk stops at the pointers).
-    lines: Vec<Arc<str>>,
+    lines: Vec<Rc<str>>,
     /// Whether the chunk ends the trace (its last line has no newline).
     last: bool,
 }
