@@ -18,7 +18,7 @@
 #[path = "support/allocator.rs"]
 mod allocator;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use nomad_playground::explore::{ExploreConfig, Explorer, SearchMode};
 use std::hint::black_box;
 
@@ -301,4 +301,9 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    allocator::configure();
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -10,7 +10,7 @@ mod allocator;
 #[path = "../tests/share_lzstring.rs"]
 mod lzstring;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use nomad_playground::playground::Playground;
 use nomad_playground::scenario::{self, format::Scenario};
 use nomad_playground::share::{Link, decode_link, encode_fragment, encode_link};
@@ -82,4 +82,9 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    allocator::configure();
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

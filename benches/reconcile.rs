@@ -258,6 +258,7 @@ fn once_floor_btree(input: &ClusterInput) -> [usize; 8] {
 criterion_group!(benches, bench);
 
 fn main() {
+    allocator::configure();
     if let Some(n) = std::env::var_os("RECONCILE_ONCE") {
         // `RECONCILE_ONCE=<n>` runs each function n times (default once),
         // so a count over several runs is free of first-run effects.

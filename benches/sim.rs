@@ -238,6 +238,7 @@ fn wall_split(runs: usize) {
 }
 
 fn main() {
+    allocator::configure();
     if let Some(runs) = std::env::var("SIM_WALL")
         .ok()
         .and_then(|runs| runs.parse().ok())

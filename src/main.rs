@@ -12,7 +12,8 @@
 
 // The simulator allocates many small, short-lived values (IDs, trace texts,
 // plan entries): mimalloc runs it markedly faster than glibc's malloc (see
-// the README's simulator figures). The benches use the same allocator.
+// the README's simulator figures). The benches use the same allocator, and
+// `configure` (first thing in `main`) its settings.
 #[global_allocator]
 static GLOBAL: playground_alloc::Mimalloc = playground_alloc::Mimalloc;
 
@@ -29,6 +30,7 @@ commands:
   reconcile [--check | --explain] FIXTURE   run a reconciler fixture";
 
 fn main() -> ExitCode {
+    playground_alloc::configure();
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("--version") | Some("version") => {

@@ -5,3 +5,9 @@
 
 #[global_allocator]
 static GLOBAL: playground_alloc::Mimalloc = playground_alloc::Mimalloc;
+
+/// What each bench's `main` does first, as the command line's does: the
+/// allocator's settings (`playground_alloc::configure`).
+pub fn configure() {
+    playground_alloc::configure();
+}
