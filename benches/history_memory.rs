@@ -13,7 +13,7 @@ mod cluster;
 
 use nomad_playground::sim::Sim;
 use nomad_playground::sim::history::Session;
-use nomad_playground::sim::trace::{TraceEntry, TraceEvent};
+use nomad_playground::sim::trace::{CallDetail, TraceEntry, TraceEvent};
 use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 use std::alloc::System;
 use std::collections::BTreeMap;
@@ -350,8 +350,15 @@ fn print_text_repeats(session: &Session) {
                     add("heartbeat-missed reason", &missed.reason)
                 }
                 TraceEvent::CallSent { detail, .. } => add("call-sent detail", detail),
-                TraceEvent::CallHandled { detail, .. } => add("call-handled detail", detail),
-                TraceEvent::Reply { detail, .. } => add("reply detail", detail),
+                // A heartbeat's words are numbers, not a text.
+                TraceEvent::CallHandled {
+                    detail: CallDetail::Text(detail),
+                    ..
+                } => add("call-handled detail", detail),
+                TraceEvent::Reply {
+                    detail: CallDetail::Text(detail),
+                    ..
+                } => add("reply detail", detail),
                 TraceEvent::Client { detail, .. } => add("client detail", detail),
                 TraceEvent::AllocChanged(change) => add("alloc detail", &change.detail),
                 _ => {}

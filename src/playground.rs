@@ -1067,7 +1067,8 @@ fn seq_event(entry: &TraceEntry, lane: &dyn Fn(&str) -> String) -> Option<SeqEve
             label.push_str(if *accepted { "✓ " } else { "✕ " });
             push_call(&mut label, *call, rpc);
             if !*accepted {
-                label.extend([": ", detail]);
+                label.push_str(": ");
+                detail.push_to(&mut label);
             }
             let kind = if *accepted { "reply-ok" } else { "reply-err" };
             (leader(), lane(node), kind)

@@ -545,7 +545,7 @@ impl Sim {
                         node: node.clone(),
                         call,
                         rpc: RpcName::of(&rpc),
-                        detail: reply.detail().into(),
+                        detail: reply.detail(),
                     });
                     self.client_input(
                         &node,

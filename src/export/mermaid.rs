@@ -52,7 +52,7 @@ fn routine(entry: &TraceEntry, failing: &mut Vec<(String, String)>) -> bool {
             node, rpc, detail, ..
         } => {
             failing.retain(|(n, _)| **n != **node);
-            *rpc == "Node.UpdateStatus" && detail.starts_with("ttl=")
+            *rpc == "Node.UpdateStatus" && detail.text().starts_with("ttl=")
         }
         TraceEvent::NodeStatus(change) => {
             failing.retain(|(n, _)| **n != *change.node);
@@ -161,7 +161,7 @@ pub fn mermaid(entries: &[TraceEntry]) -> String {
                 let c = alias(node, &mut nodes);
                 Some(format!(
                     "Note over Server,{c}: {rpc} №{call} refused: {}",
-                    clean(detail)
+                    clean(&detail.text())
                 ))
             }
             TraceEvent::Reply {
@@ -176,7 +176,7 @@ pub fn mermaid(entries: &[TraceEntry]) -> String {
                     if detail.is_empty() {
                         String::new()
                     } else {
-                        format!(": {}", clean(detail))
+                        format!(": {}", clean(&detail.text()))
                     }
                 ))
             }

@@ -12,9 +12,9 @@ use crate::model::{
 };
 use crate::profile::UpdateAllocGate;
 use crate::sim::net::CallId;
-use crate::sim::queue::{Seconds, Tick, push_seconds, seconds_len};
+use crate::sim::queue::{Seconds, Tick};
 use crate::sim::rng::Rng;
-use crate::sim::trace::{NodeName, NodeStatusChange, RpcName, TraceEvent, short};
+use crate::sim::trace::{CallDetail, NodeName, NodeStatusChange, RpcName, TraceEvent, short};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -48,38 +48,31 @@ impl Server {
         out: &mut Vec<ServerEffect>,
     ) {
         let node = sender.as_str();
-        let result = match &rpc {
+        let result: Result<(Reply, CallDetail), (String, bool)> = match &rpc {
             Rpc::Register { node: record } => self.register(now, record, rng, out).map(|ttl| {
                 (
                     Reply::Heartbeat { ttl },
-                    format!("ttl={}s", Seconds::of(ttl)),
+                    format!("ttl={}s", Seconds::of(ttl)).into(),
                 )
             }),
             Rpc::UpdateStatus => self
                 .update_node_status(now, sender, NodeStatus::Ready, "client heartbeat", rng, out)
                 .map(|(status, ttl)| {
                     let ttl = ttl.unwrap_or(0);
-                    // One buffer for the whole detail, exactly as long as the
-                    // text (every heartbeat writes one, and the trace keeps
-                    // it as is).
-                    let status = status.as_str();
-                    let mut detail = String::with_capacity(
-                        "status=".len() + status.len() + " ttl=".len() + seconds_len(ttl) + 1,
-                    );
-                    detail.push_str("status=");
-                    detail.push_str(status);
-                    detail.push_str(" ttl=");
-                    push_seconds(&mut detail, ttl);
-                    detail.push('s');
-                    (Reply::Heartbeat { ttl }, detail)
+                    // The status and the TTL as numbers (every heartbeat
+                    // writes one, and the history keeps it).
+                    (
+                        Reply::Heartbeat { ttl },
+                        CallDetail::heartbeat(&status, ttl),
+                    )
                 }),
             Rpc::UpdateAlloc { updates } => self
                 .update_alloc(now, node, updates, out)
-                .map(|detail| (Reply::Ack, detail)),
+                .map(|detail| (Reply::Ack, detail.into())),
             Rpc::GetClientAllocs => {
                 let allocs = self.node_allocs(node);
                 let detail = super::rpc::allocs_text(allocs.len());
-                Ok((Reply::Allocs { allocs }, detail))
+                Ok((Reply::Allocs { allocs }, detail.into()))
             }
             Rpc::GetAlloc { alloc_id } => {
                 if alloc_id.len() != 36 {
@@ -90,7 +83,7 @@ impl Server {
                 } else {
                     let alloc = self.state.allocs.get(alloc_id).cloned();
                     let detail = super::rpc::alloc_text(alloc.as_deref());
-                    Ok((Reply::Alloc { alloc }, detail))
+                    Ok((Reply::Alloc { alloc }, detail.into()))
                 }
             }
         };
@@ -102,7 +95,7 @@ impl Server {
                     node_not_found,
                 },
                 false,
-                message,
+                message.into(),
             ),
         };
         let node = sender.clone();
@@ -111,7 +104,7 @@ impl Server {
             call,
             rpc: RpcName::of(&rpc),
             accepted,
-            detail: detail.into(),
+            detail,
         }));
         out.push(ServerEffect::Reply {
             node,

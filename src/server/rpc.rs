@@ -3,7 +3,7 @@
 //! `Node.GetClientAllocs` with `Alloc.GetAllocs`, and `Alloc.GetAlloc`).
 
 use crate::model::alloc::{Allocation, TaskStates};
-use crate::sim::queue::{push_seconds, seconds_len};
+use crate::sim::trace::CallDetail;
 use serde::{Deserialize, Serialize};
 use std::rc::Rc;
 
@@ -158,20 +158,15 @@ pub enum Reply {
 }
 
 impl Reply {
-    /// A short description for the trace.
-    pub fn detail(&self) -> String {
+    /// A short description for the trace (a heartbeat's TTL as the number,
+    /// written out when read).
+    pub fn detail(&self) -> CallDetail {
         match self {
-            Reply::Heartbeat { ttl } => {
-                // Exactly as long as the text: the trace keeps it as is.
-                let mut detail = String::with_capacity("ttl=".len() + seconds_len(*ttl));
-                detail.push_str("ttl=");
-                push_seconds(&mut detail, *ttl);
-                detail
-            }
-            Reply::Ack => "ok".to_string(),
-            Reply::Allocs { allocs } => allocs_text(allocs.len()),
-            Reply::Alloc { alloc } => alloc_text(alloc.as_deref()),
-            Reply::Error { message, .. } => format!("error: {message}"),
+            Reply::Heartbeat { ttl } => CallDetail::ttl(*ttl),
+            Reply::Ack => "ok".into(),
+            Reply::Allocs { allocs } => allocs_text(allocs.len()).into(),
+            Reply::Alloc { alloc } => alloc_text(alloc.as_deref()).into(),
+            Reply::Error { message, .. } => format!("error: {message}").into(),
         }
     }
 }

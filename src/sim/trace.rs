@@ -9,6 +9,7 @@ use crate::model::eval::DesiredUpdates;
 use crate::server::rpc::Rpc;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::fmt;
 use std::fmt::Write as _;
 use std::rc::Rc;
 
@@ -195,6 +196,196 @@ impl<'de> Deserialize<'de> for SharedText {
 /// A node name in the trace (shared, as [`SharedText`]).
 pub type NodeName = SharedText;
 
+/// The outcome of a call the leader handled, or of a reply, in words
+/// ([`TraceEvent::CallHandled`], [`TraceEvent::Reply`]). Most calls are
+/// heartbeats, whose words are a node status and a TTL: those are kept as
+/// the numbers and written out when read (the history keeps every entry;
+/// at the simulator bench's size a run keeps ~45,000 of them, each a heap
+/// block as a text). Reads, prints, compares and serializes as its text;
+/// as small as a [`Text`] (one variant beside it: the text's pointer is
+/// never null, and that one spare value tells the other).
+#[derive(Clone)]
+pub enum CallDetail {
+    /// Any other outcome.
+    Text(Text),
+    /// A heartbeat's words.
+    Heartbeat {
+        /// The TTL told to the client, in ticks.
+        ttl: u32,
+        /// Which words.
+        form: HeartbeatForm,
+    },
+}
+
+/// The words of a [`CallDetail::Heartbeat`]: a reply's (`ttl=<seconds>`),
+/// or the leader's on accepting one (`status=<status> ttl=<seconds>s`,
+/// the node's status after it: a known one; another Nomad version's stays
+/// a text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeartbeatForm {
+    /// The reply.
+    Reply,
+    /// Accepted, the node `initializing`.
+    Initializing,
+    /// Accepted, the node `ready`.
+    Ready,
+    /// Accepted, the node `down`.
+    Down,
+    /// Accepted, the node `disconnected`.
+    Disconnected,
+}
+
+impl HeartbeatForm {
+    fn accepted(status: &crate::model::NodeStatus) -> Option<Self> {
+        use crate::model::NodeStatus as S;
+        Some(match status {
+            S::Initializing => HeartbeatForm::Initializing,
+            S::Ready => HeartbeatForm::Ready,
+            S::Down => HeartbeatForm::Down,
+            S::Disconnected => HeartbeatForm::Disconnected,
+            S::Other(_) => return None,
+        })
+    }
+
+    /// The node status an accepted heartbeat names.
+    fn status(self) -> Option<&'static str> {
+        match self {
+            HeartbeatForm::Reply => None,
+            HeartbeatForm::Initializing => Some("initializing"),
+            HeartbeatForm::Ready => Some("ready"),
+            HeartbeatForm::Down => Some("down"),
+            HeartbeatForm::Disconnected => Some("disconnected"),
+        }
+    }
+}
+
+impl CallDetail {
+    /// A heartbeat accepted, the node now `status`, its next TTL `ttl`
+    /// (a text when the status is not a known one or the TTL does not fit).
+    pub fn heartbeat(status: &crate::model::NodeStatus, ttl: Tick) -> Self {
+        match (HeartbeatForm::accepted(status), u32::try_from(ttl)) {
+            (Some(form), Ok(ttl)) => CallDetail::Heartbeat { ttl, form },
+            _ => {
+                let mut text = String::new();
+                push_heartbeat(&mut text, Some(status.as_str()), ttl);
+                CallDetail::Text(text.into())
+            }
+        }
+    }
+
+    /// A heartbeat's reply with the TTL `ttl`.
+    pub fn ttl(ttl: Tick) -> Self {
+        match u32::try_from(ttl) {
+            Ok(ttl) => CallDetail::Heartbeat {
+                ttl,
+                form: HeartbeatForm::Reply,
+            },
+            Err(_) => {
+                let mut text = String::new();
+                push_heartbeat(&mut text, None, ttl);
+                CallDetail::Text(text.into())
+            }
+        }
+    }
+
+    /// Appends the text to `out`.
+    pub fn push_to(&self, out: &mut String) {
+        match self {
+            CallDetail::Text(text) => out.push_str(text),
+            CallDetail::Heartbeat { ttl, form } => {
+                push_heartbeat(out, form.status(), Tick::from(*ttl));
+            }
+        }
+    }
+
+    /// The text (borrowed for a [`CallDetail::Text`], written out else).
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            CallDetail::Text(text) => std::borrow::Cow::Borrowed(text),
+            CallDetail::Heartbeat { .. } => {
+                let mut out = String::with_capacity(32);
+                self.push_to(&mut out);
+                std::borrow::Cow::Owned(out)
+            }
+        }
+    }
+
+    /// Whether the text is empty.
+    pub fn is_empty(&self) -> bool {
+        matches!(self, CallDetail::Text(text) if text.is_empty())
+    }
+}
+
+/// A heartbeat's words: `status=<status> ttl=<seconds>s` when accepted
+/// with `status`, else (the reply's) `ttl=<seconds>`.
+fn push_heartbeat(out: &mut String, status: Option<&str>, ttl: Tick) {
+    match status {
+        Some(status) => {
+            out.extend(["status=", status, " ttl="]);
+            super::queue::push_seconds(out, ttl);
+            out.push('s');
+        }
+        None => {
+            out.push_str("ttl=");
+            super::queue::push_seconds(out, ttl);
+        }
+    }
+}
+
+impl From<String> for CallDetail {
+    fn from(text: String) -> Self {
+        CallDetail::Text(text.into())
+    }
+}
+
+impl From<&str> for CallDetail {
+    fn from(text: &str) -> Self {
+        CallDetail::Text(text.into())
+    }
+}
+
+/// Equal when the texts are (a heartbeat read back from JSON is a text).
+impl PartialEq for CallDetail {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (CallDetail::Text(a), CallDetail::Text(b)) => a == b,
+            (
+                CallDetail::Heartbeat { ttl, form },
+                CallDetail::Heartbeat {
+                    ttl: other_ttl,
+                    form: other_form,
+                },
+            ) => ttl == other_ttl && form == other_form,
+            _ => self.text() == other.text(),
+        }
+    }
+}
+
+impl fmt::Display for CallDetail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(&self.text())
+    }
+}
+
+/// As the text's (a quoted string).
+impl fmt::Debug for CallDetail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.text(), f)
+    }
+}
+
+impl Serialize for CallDetail {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.text())
+    }
+}
+
+impl<'de> Deserialize<'de> for CallDetail {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(String::deserialize(deserializer)?.into())
+    }
+}
+
 /// What happened.
 ///
 /// The history keeps every entry, so the common variants are small (32
@@ -256,7 +447,7 @@ pub enum TraceEvent {
         /// Whether the server accepted it.
         accepted: bool,
         /// Outcome in words (the refusal reason when refused).
-        detail: Text,
+        detail: CallDetail,
     },
     /// A reply reached the client.
     Reply {
@@ -267,7 +458,7 @@ pub enum TraceEvent {
         /// RPC name.
         rpc: RpcName,
         /// Outcome in words.
-        detail: Text,
+        detail: CallDetail,
     },
     /// The server reset a node's heartbeat timer.
     HeartbeatReset {
@@ -1830,7 +2021,7 @@ impl TraceEvent {
             } => {
                 push_call(out, *call, rpc);
                 out.extend([" from ", node]);
-                push_after(out, ": ", detail);
+                push_detail(out, detail);
                 ("server", call_outcome(*accepted))
             }
             TraceEvent::Reply {
@@ -1840,7 +2031,7 @@ impl TraceEvent {
                 detail,
             } => {
                 push_call(out, *call, rpc);
-                push_after(out, ": ", detail);
+                push_detail(out, detail);
                 (node, "reply")
             }
             TraceEvent::HeartbeatReset {
@@ -2025,6 +2216,14 @@ pub fn fmt_updates(updates: &DesiredUpdates) -> String {
 }
 
 /// Appends `text` after `before`, unless `text` is empty.
+/// `": "` and a call's outcome, when there is one.
+fn push_detail(out: &mut String, detail: &CallDetail) {
+    if !detail.is_empty() {
+        out.push_str(": ");
+        detail.push_to(out);
+    }
+}
+
 fn push_after(out: &mut String, before: &str, text: &str) {
     if !text.is_empty() {
         out.push_str(before);
@@ -2050,8 +2249,8 @@ pub fn trace_text(entries: &[TraceEntry]) -> String {
 mod tests {
     use super::{
         AllocChange, AllocReason, AllocReasons, AllocReasonsBuilder, AllocSubjects, BrokerState,
-        EvalCreated, EvalProcessed, GroupUpdates, PlanLines, RpcName, SharedText, SharedTexts,
-        TraceEntry, TraceEvent,
+        CallDetail, EvalCreated, EvalProcessed, GroupUpdates, HeartbeatForm, PlanLines, RpcName,
+        SharedText, SharedTexts, Text, TraceEntry, TraceEvent,
     };
     use std::rc::Rc;
 
@@ -2320,6 +2519,76 @@ mod tests {
         assert!(SharedText::ptr_eq(&shared.detail, &second.detail));
         assert_eq!(subjects.len(), 2);
         assert_eq!(serde_json::to_string(&change).expect("serialize"), json);
+    }
+
+    /// A heartbeat's words kept as numbers read, print and serialize as
+    /// the texts they stand for (the ones the heartbeat path wrote before),
+    /// equal the same text read back, and take no more room than a text.
+    #[test]
+    fn heartbeat_details_read_as_their_texts() {
+        use crate::model::NodeStatus;
+        let cases = [
+            (
+                CallDetail::heartbeat(&NodeStatus::Ready, 12_345),
+                "status=ready ttl=12.345s",
+            ),
+            (
+                CallDetail::heartbeat(&NodeStatus::Initializing, 10_000),
+                "status=initializing ttl=10.000s",
+            ),
+            (
+                CallDetail::heartbeat(&NodeStatus::Down, 5),
+                "status=down ttl=0.005s",
+            ),
+            (
+                CallDetail::heartbeat(&NodeStatus::Disconnected, 1_234_567),
+                "status=disconnected ttl=1234.567s",
+            ),
+            (CallDetail::ttl(16_401), "ttl=16.401"),
+            (CallDetail::ttl(0), "ttl=0.000"),
+            // Kept as texts: a status of another version, a TTL past u32.
+            (
+                CallDetail::heartbeat(&NodeStatus::Other("resting".into()), 1_000),
+                "status=resting ttl=1.000s",
+            ),
+            (CallDetail::ttl(5_000_000_000), "ttl=5000000.000"),
+        ];
+        for (detail, text) in cases {
+            assert_eq!(detail.text(), text);
+            assert_eq!(detail.to_string(), text);
+            assert_eq!(format!("{detail:?}"), format!("{text:?}"));
+            let mut out = String::from("> ");
+            detail.push_to(&mut out);
+            assert_eq!(out, format!("> {text}"));
+            let json = serde_json::to_string(&detail).expect("serialize");
+            assert_eq!(json, serde_json::to_string(text).expect("serialize"));
+            let back: CallDetail = serde_json::from_str(&json).expect("read back");
+            assert!(matches!(back, CallDetail::Text(_)));
+            assert_eq!(back, detail, "{text}");
+            assert_eq!(detail, back, "{text}");
+            assert!(!detail.is_empty());
+        }
+        assert!(matches!(
+            CallDetail::heartbeat(&NodeStatus::Ready, 1),
+            CallDetail::Heartbeat {
+                ttl: 1,
+                form: HeartbeatForm::Ready
+            }
+        ));
+        assert!(matches!(
+            CallDetail::ttl(5_000_000_000),
+            CallDetail::Text(_)
+        ));
+        assert_ne!(CallDetail::ttl(1), CallDetail::ttl(2));
+        assert_ne!(
+            CallDetail::ttl(1),
+            CallDetail::heartbeat(&NodeStatus::Ready, 1)
+        );
+        assert!(CallDetail::from("").is_empty());
+        assert_eq!(
+            std::mem::size_of::<CallDetail>(),
+            std::mem::size_of::<Text>()
+        );
     }
 
     /// The history keeps every entry: the common entry stays small (on

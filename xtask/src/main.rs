@@ -213,8 +213,13 @@ use std::process::Command;
 /// `reconcile` bench, took 8% more instructions), ~0.7 KB; then the
 /// workspace's shared structure through `Rc` instead of `Arc` (the core is
 /// single-threaded): 571,421 B (1,440,312 raw), ceiling lowered to 571,800.
+/// Twenty-first session: 571,421 B → 572,030 B (1,441,457 raw), RAISED to
+/// 572,300: a heartbeat's trace words are kept as numbers (`CallDetail`, a
+/// text or a TTL with its form, read, compared and serialized as the text;
+/// −1.3% of the simulator's instructions, −0.8 MB of history) and written
+/// out when read, +0.6 KB of code.
 /// This ceiling is a ratchet against growth; lower it as size work lands.
-const WASM_GZIP_BUDGET_BYTES: u64 = 571_800;
+const WASM_GZIP_BUDGET_BYTES: u64 = 572_300;
 
 /// The gzipped tools module (`tools_bg.wasm`: import, export, the explore
 /// engine; loaded on first use and by the explore worker) may not grow past
@@ -279,7 +284,9 @@ const WASM_GZIP_BUDGET_BYTES: u64 = 571_800;
 /// Nineteenth session: 557,724 B (1,378,723 raw, +175 B), under it.
 /// Twentieth session: 557,724 B → 556,076 B (1,375,397 raw), ceiling
 /// lowered to 556,400 (the same changes as the app module's, `Rc` last).
-const TOOLS_WASM_GZIP_BUDGET_BYTES: u64 = 556_400;
+/// Twenty-first session: 556,076 B → 556,603 B (1,376,795 raw), RAISED to
+/// 556,900 with the app module's ceiling (the same `CallDetail`).
+const TOOLS_WASM_GZIP_BUDGET_BYTES: u64 = 556_900;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
