@@ -126,7 +126,6 @@ pub fn purge_delay_ms() -> core::ffi::c_long {
 
 #[cfg(test)]
 mod tests {
-    extern crate std;
     use super::*;
     use std::string::ToString;
     use std::vec::Vec;
