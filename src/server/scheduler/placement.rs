@@ -73,10 +73,38 @@ impl Order {
         }
     }
 
-    /// Removes a node's score (nothing if it is not there).
-    fn remove(&mut self, entry: &(Reverse<i64>, usize)) {
-        if let Ok(at) = self.0.binary_search(entry) {
-            self.0.remove(at);
+    /// Moves a node's score from `old` to `new` (either absent: only a
+    /// removal or an insertion), shifting only the entries between the two
+    /// places: a node rescored after a placement mostly keeps its place or
+    /// moves a few, where a removal and an insertion would each shift the
+    /// whole tail.
+    fn replace(&mut self, old: Option<(Reverse<i64>, usize)>, new: Option<(Reverse<i64>, usize)>) {
+        if old == new {
+            return;
+        }
+        let from = old.and_then(|old| self.0.binary_search(&old).ok());
+        match (from, new) {
+            (Some(from), Some(entry)) => match self.0.binary_search(&entry) {
+                // Where it goes among the entries as they are, the old one
+                // still in: past it, or at or before it.
+                Err(to) if to > from => {
+                    self.0[from..to].rotate_left(1);
+                    self.0[to - 1] = entry;
+                }
+                Err(to) => {
+                    self.0[to..=from].rotate_right(1);
+                    self.0[to] = entry;
+                }
+                // Already there: only the old one goes.
+                Ok(_) => {
+                    self.0.remove(from);
+                }
+            },
+            (Some(from), None) => {
+                self.0.remove(from);
+            }
+            (None, Some(entry)) => self.insert(entry),
+            (None, None) => {}
         }
     }
 
@@ -172,12 +200,10 @@ impl Server {
                 let old = std::mem::replace(&mut scores.scores[rank], score);
                 let (old, new) = (old.map(|(old, _)| old), score.map(|(new, _)| new));
                 if old != new {
-                    if let Some(old) = old {
-                        scores.order.remove(&(Reverse(old), rank));
-                    }
-                    if let Some(new) = new {
-                        scores.order.insert((Reverse(new), rank));
-                    }
+                    scores.order.replace(
+                        old.map(|old| (Reverse(old), rank)),
+                        new.map(|new| (Reverse(new), rank)),
+                    );
                 }
             }
         }
@@ -269,12 +295,15 @@ impl Server {
                 continue;
             };
             let fit = self.node_fit(job, group_spec, group_key, Some(slot), record, usage, false);
-            if let Some(Fit::Score(old)) = changed.insert_fit(rank, fit) {
-                changed.order.remove(&(Reverse(old), rank));
-            }
-            if let Fit::Score(score) = fit {
-                changed.order.insert((Reverse(score), rank));
-            }
+            let old = match changed.insert_fit(rank, fit) {
+                Some(Fit::Score(old)) => Some((Reverse(old), rank)),
+                _ => None,
+            };
+            let new = match fit {
+                Fit::Score(score) => Some((Reverse(score), rank)),
+                _ => None,
+            };
+            changed.order.replace(old, new);
         }
         changed.synced = usage.touched.len();
         let mut best: Option<(i64, usize)> = None;
@@ -426,5 +455,52 @@ pub(super) fn consider(best: &mut Option<(i64, usize)>, fit: Fit, rank: usize) {
         && best.is_none_or(|(b, r)| score > b || (score == b && rank < r))
     {
         *best = Some((score, rank));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    type Entry = (Reverse<i64>, usize);
+
+    /// What [`Order::replace`] must leave: the old entry taken out, then
+    /// the new one put in.
+    fn by_removal(mut order: Vec<Entry>, old: Option<Entry>, new: Option<Entry>) -> Vec<Entry> {
+        if let Some(at) = old.and_then(|old| order.binary_search(&old).ok()) {
+            order.remove(at);
+        }
+        if let Some(new) = new
+            && let Err(at) = order.binary_search(&new)
+        {
+            order.insert(at, new);
+        }
+        order
+    }
+
+    proptest! {
+        /// A node rescored up, down, in or out of the order (few scores,
+        /// so ties are ordered by rank) ends where a removal and an
+        /// insertion would put it.
+        #[test]
+        fn replace_moves_an_entry_as_removal_and_insertion(
+            scores in proptest::collection::vec(proptest::option::of(-4i64..4), 1..40),
+            pick in any::<proptest::sample::Index>(),
+            new_score in proptest::option::of(-4i64..4),
+        ) {
+            let mut order = Order::default();
+            for (rank, score) in scores.iter().enumerate() {
+                if let Some(score) = score {
+                    order.insert((Reverse(*score), rank));
+                }
+            }
+            let rank = pick.index(scores.len());
+            let old = scores[rank].map(|score| (Reverse(score), rank));
+            let new = new_score.map(|score| (Reverse(score), rank));
+            let expected = by_removal(order.0.clone(), old, new);
+            order.replace(old, new);
+            prop_assert_eq!(order.0, expected);
+        }
     }
 }
