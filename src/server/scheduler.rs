@@ -338,6 +338,16 @@ enum Fit {
     Score(i64),
 }
 
+impl Fit {
+    /// The score, when the node fits.
+    fn score(self) -> Option<i64> {
+        match self {
+            Fit::Score(score) => Some(score),
+            Fit::Infeasible | Fit::Full => None,
+        }
+    }
+}
+
 /// The reconciler switches of a profile.
 pub fn reconciler_rules(
     rules: &crate::profile::Rules,

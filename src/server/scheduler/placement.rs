@@ -73,17 +73,17 @@ impl Order {
         }
     }
 
-    /// Moves a node's score from `old` to `new` (either absent: only a
-    /// removal or an insertion), shifting only the entries between the two
-    /// places: a node rescored after a placement mostly keeps its place or
-    /// moves a few, where a removal and an insertion would each shift the
-    /// whole tail.
-    fn replace(&mut self, old: Option<(Reverse<i64>, usize)>, new: Option<(Reverse<i64>, usize)>) {
+    /// Moves the node at `rank` from its score `old` to `new` (either
+    /// absent: only a removal or an insertion), shifting only the entries
+    /// between the two places: a node rescored after a placement mostly
+    /// keeps its place or moves a few, where a removal and an insertion
+    /// would each shift the whole tail.
+    fn rescore(&mut self, rank: usize, old: Option<i64>, new: Option<i64>) {
         if old == new {
             return;
         }
-        let from = old.and_then(|old| self.0.binary_search(&old).ok());
-        match (from, new) {
+        let from = old.and_then(|old| self.0.binary_search(&(Reverse(old), rank)).ok());
+        match (from, new.map(|new| (Reverse(new), rank))) {
             (Some(from), Some(entry)) => match self.0.binary_search(&entry) {
                 // Where it goes among the entries as they are, the old one
                 // still in: past it, or at or before it.
@@ -201,12 +201,7 @@ impl Server {
                 let score = self.binpack_score(slot, record, *need);
                 let old = std::mem::replace(&mut scores.scores[rank], score);
                 let (old, new) = (old.map(|(old, _)| old), score.map(|(new, _)| new));
-                if old != new {
-                    scores.order.replace(
-                        old.map(|old| (Reverse(old), rank)),
-                        new.map(|new| (Reverse(new), rank)),
-                    );
-                }
+                scores.order.rescore(rank, old, new);
             }
         }
         if !index.needs.iter().any(|(indexed, _)| *indexed == need) {
@@ -297,15 +292,8 @@ impl Server {
                 continue;
             };
             let fit = self.node_fit(job, group_spec, group_key, Some(slot), record, usage, false);
-            let old = match changed.insert_fit(rank, fit) {
-                Some(Fit::Score(old)) => Some((Reverse(old), rank)),
-                _ => None,
-            };
-            let new = match fit {
-                Fit::Score(score) => Some((Reverse(score), rank)),
-                _ => None,
-            };
-            changed.order.replace(old, new);
+            let old = changed.insert_fit(rank, fit).and_then(Fit::score);
+            changed.order.rescore(rank, old, fit.score());
         }
         changed.synced = usage.touched.len();
         let mut best: Option<(i64, usize)> = None;
@@ -467,7 +455,7 @@ mod tests {
 
     type Entry = (Reverse<i64>, usize);
 
-    /// What [`Order::replace`] must leave: the old entry taken out, then
+    /// What [`Order::rescore`] must leave: the old entry taken out, then
     /// the new one put in.
     fn by_removal(mut order: Vec<Entry>, old: Option<Entry>, new: Option<Entry>) -> Vec<Entry> {
         if let Some(at) = old.and_then(|old| order.binary_search(&old).ok()) {
@@ -486,7 +474,7 @@ mod tests {
         /// so ties are ordered by rank) ends where a removal and an
         /// insertion would put it.
         #[test]
-        fn replace_moves_an_entry_as_removal_and_insertion(
+        fn rescore_moves_an_entry_as_removal_and_insertion(
             scores in proptest::collection::vec(proptest::option::of(-4i64..4), 1..40),
             pick in any::<proptest::sample::Index>(),
             new_score in proptest::option::of(-4i64..4),
@@ -501,7 +489,7 @@ mod tests {
             let old = scores[rank].map(|score| (Reverse(score), rank));
             let new = new_score.map(|score| (Reverse(score), rank));
             let expected = by_removal(order.0.clone(), old, new);
-            order.replace(old, new);
+            order.rescore(rank, scores[rank], new_score);
             prop_assert_eq!(order.0, expected);
         }
     }
