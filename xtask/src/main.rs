@@ -295,14 +295,36 @@ const WASM_GZIP_BUDGET_BYTES: u64 = 572_300;
 /// layout gzips it smaller).
 const TOOLS_WASM_GZIP_BUDGET_BYTES: u64 = 556_700;
 
+/// The simulator bench's two runs (`benches/sim.rs`: 500 nodes, 5,000
+/// allocs, a 10-minute partition of 100 nodes; `SIM_ONCE=lost|reconnect`)
+/// may not take more instructions than this, counted by callgrind over
+/// `once_run` (`Session::new` and `run_to_end`; not building the scenario,
+/// not dropping the session). Issue 4's target is wall time (the whole run
+/// in at most 200 ms, criterion), which this machine kind cannot decide: on
+/// 2026-12-04 the same binary gave criterion means of 180, 189, 205, 205
+/// and 252 ms within five minutes, with no steal time, while callgrind gives
+/// the same count to 0.02% whatever the load. So CI checks instructions,
+/// and criterion's figures stay in the README. At the twenty-fourth
+/// session's start: 492.0 M (lost) and 739.7 M (reconnect), 103–116 and
+/// 161–178 ms at best on an idle machine of this kind (~4.4 M instructions
+/// a millisecond). The ceilings sit ~2% above, for the counts' small moves
+/// with the machine (glibc picks its `memcpy`/`memcmp` for the CPU; the
+/// environment's size moves a count by ~0.02%). A ratchet like the bundle
+/// ceilings: lower it as speed work lands, raise it only with the reason
+/// written here.
+const SIM_INSTRUCTION_CEILINGS: [(&str, u64); 2] =
+    [("lost", 502_000_000), ("reconnect", 755_000_000)];
+
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   dist                 build the web app into target/dist (release wasm, bindings, wasm-opt)
   serve [--port N]     dist, then serve it on http://127.0.0.1:N (default 8080)
   test                 fmt, clippy, native tests, wasm32 core check, dependency check,
-                       dist, bundle-size check and the browser tests
+                       bench-check, dist, bundle-size check and the browser tests
   e2e                  dist, then only the browser tests
+  bench-check          the simulator's deterministic performance checks: instructions of the
+                       bench runs (callgrind) and the bytes a 1,000-step history holds
   bench-ui             dist, then the browser benchmark (step render time, first screen)
   floor                the size probe: the core alone as a wasm module (no UI), gzipped";
 
@@ -329,6 +351,7 @@ fn real_main() -> Result<()> {
         }
         Some("test") => test(&root),
         Some("floor") => floor(&root),
+        Some("bench-check") => bench_check(&root),
         Some("e2e") => {
             let dist_dir = dist(&root)?;
             e2e(&root, &dist_dir)
@@ -439,6 +462,22 @@ fn ensure_chromium() -> Result<()> {
         .env("DEBIAN_FRONTEND", "noninteractive"))
 }
 
+fn ensure_valgrind() -> Result<()> {
+    if Command::new("valgrind").arg("--version").output().is_ok() {
+        return Ok(());
+    }
+    if !is_root() {
+        bail!(
+            "the instruction check needs valgrind: \
+             run `sudo apt-get install valgrind` and try again"
+        );
+    }
+    run(Command::new("apt-get").args(["update", "-q"]))?;
+    run(Command::new("apt-get")
+        .args(["install", "-y", "-q", "valgrind"])
+        .env("DEBIAN_FRONTEND", "noninteractive"))
+}
+
 /// Cargo's target folder: `$CARGO_TARGET_DIR` when set (relative to the
 /// workspace root, as cargo reads it), else `target/` in the workspace.
 fn target_dir(root: &Path) -> PathBuf {
@@ -514,6 +553,124 @@ fn bindgen(root: &Path, name: &str, dir: &Path) -> Result<()> {
 /// Builds the size probe (`floor/`: the core as the app reaches it, no UI)
 /// as `dist` builds the app, and prints its size next to the app's
 /// budget: what the core alone costs the first module.
+/// The simulator's performance targets in the forms a shared machine
+/// cannot move: the history's bytes (`benches/history_memory.rs`, a counting
+/// allocator, fails over its own 64 MB budget) and the bench runs'
+/// instructions under callgrind (over [`SIM_INSTRUCTION_CEILINGS`]).
+fn bench_check(root: &Path) -> Result<()> {
+    ensure_valgrind()?;
+    let exes = build_benches(&["sim", "history_memory"])?;
+    let exe = |name: &str| {
+        exes.iter()
+            .find(|(bench, _)| bench == name)
+            .map(|(_, path)| path.clone())
+            .with_context(|| format!("cargo built no executable for the `{name}` bench"))
+    };
+    run(Command::new(exe("history_memory")?).current_dir(root))
+        .context("history memory check (benches/history_memory.rs)")?;
+    let sim = exe("sim")?;
+    let out_dir = target_dir(root).join("bench-check");
+    std::fs::create_dir_all(&out_dir)?;
+    let mut over = Vec::new();
+    for (label, ceiling) in SIM_INSTRUCTION_CEILINGS {
+        let out_file = out_dir.join(format!("callgrind-{label}.out"));
+        let mut cmd = Command::new("valgrind");
+        cmd.arg("--tool=callgrind")
+            .arg("--toggle-collect=*once_run*")
+            .arg(format!("--callgrind-out-file={}", out_file.display()))
+            .arg(&sim)
+            .env("SIM_ONCE", label)
+            .current_dir(root);
+        eprintln!("$ {cmd:?}");
+        let output = cmd
+            .output()
+            .with_context(|| format!("could not start {cmd:?}"))?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
+            bail!(
+                "the simulator's {label} run under callgrind failed with {}:\n{}",
+                output.status,
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
+        }
+        let count = callgrind_total(&out_file)?;
+        if count == 0 {
+            bail!(
+                "instruction check: callgrind counted nothing inside `once_run` in the {label} \
+                 run (benches/sim.rs): was it renamed or inlined?"
+            );
+        }
+        println!(
+            "instruction check: the simulator's {label} run took {count} instructions, ceiling {ceiling}"
+        );
+        if count > ceiling {
+            over.push(format!("{label}: {count} instructions, over {ceiling}"));
+        } else if count < ceiling / 100 * 95 {
+            println!(
+                "instruction check: {label} is more than 5% under its ceiling: lower it \
+                 (SIM_INSTRUCTION_CEILINGS in xtask/src/main.rs)"
+            );
+        }
+    }
+    if !over.is_empty() {
+        bail!("instruction check: {}", over.join("; "));
+    }
+    Ok(())
+}
+
+/// Builds the named benches of the root package (the `bench` profile, as
+/// `cargo bench` runs them) and returns each one's executable.
+fn build_benches(names: &[&str]) -> Result<Vec<(String, PathBuf)>> {
+    let mut cmd = cargo();
+    cmd.args(["bench", "-p", "nomad-playground", "--no-run"]);
+    for name in names {
+        cmd.args(["--bench", name]);
+    }
+    cmd.arg("--message-format=json-render-diagnostics");
+    cmd.stderr(std::process::Stdio::inherit());
+    eprintln!("$ {cmd:?}");
+    let output = cmd
+        .output()
+        .with_context(|| format!("could not start {cmd:?}"))?;
+    if !output.status.success() {
+        bail!("{cmd:?} failed with {}", output.status);
+    }
+    let mut exes = Vec::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if message["reason"] != "compiler-artifact" {
+            continue;
+        }
+        let (Some(name), Some(exe)) = (
+            message["target"]["name"].as_str(),
+            message["executable"].as_str(),
+        ) else {
+            continue;
+        };
+        if names.contains(&name) {
+            exes.push((name.to_string(), PathBuf::from(exe)));
+        }
+    }
+    Ok(exes)
+}
+
+/// The instruction total callgrind wrote (its `totals:` line, or the
+/// `summary:` line of older versions).
+fn callgrind_total(out_file: &Path) -> Result<u64> {
+    let text = std::fs::read_to_string(out_file)
+        .with_context(|| format!("reading callgrind's output {}", out_file.display()))?;
+    text.lines()
+        .find_map(|line| {
+            line.strip_prefix("totals:")
+                .or_else(|| line.strip_prefix("summary:"))
+        })
+        .and_then(|count| count.split_whitespace().next()?.parse().ok())
+        .with_context(|| format!("no instruction total in {}", out_file.display()))
+}
+
 fn floor(root: &Path) -> Result<()> {
     ensure_wasm_target()?;
     ensure_npm(root)?;
@@ -711,6 +868,7 @@ fn test(root: &Path) -> Result<()> {
         "wasm32-unknown-unknown",
     ]))?;
     check_core_dependencies()?;
+    bench_check(root)?;
     let dist_dir = dist(root)?;
     let mut over = Vec::new();
     for (name, budget, role) in [
