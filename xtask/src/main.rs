@@ -450,31 +450,28 @@ fn ensure_chromium() -> Result<()> {
     if Path::new("/usr/bin/chromium").exists() {
         return Ok(());
     }
-    if !is_root() {
-        bail!(
-            "the browser tests need Debian's Chromium at /usr/bin/chromium: \
-             run `sudo apt-get install chromium` and try again"
-        );
-    }
-    run(Command::new("apt-get").args(["update", "-q"]))?;
-    run(Command::new("apt-get")
-        .args(["install", "-y", "-q", "chromium"])
-        .env("DEBIAN_FRONTEND", "noninteractive"))
+    apt_install(
+        "chromium",
+        "the browser tests need Debian's Chromium at /usr/bin/chromium",
+    )
 }
 
 fn ensure_valgrind() -> Result<()> {
     if Command::new("valgrind").arg("--version").output().is_ok() {
         return Ok(());
     }
+    apt_install("valgrind", "the instruction check needs valgrind")
+}
+
+/// Installs a missing Debian package as root; otherwise stops with `why`
+/// and the command to run.
+fn apt_install(package: &str, why: &str) -> Result<()> {
     if !is_root() {
-        bail!(
-            "the instruction check needs valgrind: \
-             run `sudo apt-get install valgrind` and try again"
-        );
+        bail!("{why}: run `sudo apt-get install {package}` and try again");
     }
     run(Command::new("apt-get").args(["update", "-q"]))?;
     run(Command::new("apt-get")
-        .args(["install", "-y", "-q", "valgrind"])
+        .args(["install", "-y", "-q", package])
         .env("DEBIAN_FRONTEND", "noninteractive"))
 }
 
