@@ -547,9 +547,6 @@ fn bindgen(root: &Path, name: &str, dir: &Path) -> Result<()> {
         .with_context(|| format!("wasm-bindgen {name}"))
 }
 
-/// Builds the size probe (`floor/`: the core as the app reaches it, no UI)
-/// as `dist` builds the app, and prints its size next to the app's
-/// budget: what the core alone costs the first module.
 /// The simulator's performance targets in the forms a shared machine
 /// cannot move: the history's bytes (`benches/history_memory.rs`, a counting
 /// allocator, fails over its own 64 MB budget) and the bench runs'
@@ -584,11 +581,12 @@ fn bench_check(root: &Path) -> Result<()> {
             .with_context(|| format!("could not start {cmd:?}"))?;
         if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr);
-            let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
+            let lines: Vec<&str> = stderr.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(20)..];
             bail!(
                 "the simulator's {label} run under callgrind failed with {}:\n{}",
                 output.status,
-                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                tail.join("\n")
             );
         }
         let count = callgrind_total(&out_file)?;
@@ -654,8 +652,9 @@ fn build_benches(names: &[&str]) -> Result<Vec<(String, PathBuf)>> {
     Ok(exes)
 }
 
-/// The instruction total callgrind wrote (its `totals:` line, or the
-/// `summary:` line of older versions).
+/// The instruction total callgrind wrote: its `summary:` line near the top
+/// (the same figure as the `totals:` line at the end, read if there is no
+/// summary).
 fn callgrind_total(out_file: &Path) -> Result<u64> {
     let text = std::fs::read_to_string(out_file)
         .with_context(|| format!("reading callgrind's output {}", out_file.display()))?;
@@ -668,6 +667,9 @@ fn callgrind_total(out_file: &Path) -> Result<u64> {
         .with_context(|| format!("no instruction total in {}", out_file.display()))
 }
 
+/// Builds the size probe (`floor/`: the core as the app reaches it, no UI)
+/// as `dist` builds the app, and prints its size next to the app's
+/// budget: what the core alone costs the first module.
 fn floor(root: &Path) -> Result<()> {
     ensure_wasm_target()?;
     ensure_npm(root)?;
